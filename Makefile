@@ -1,0 +1,61 @@
+# The course's commands. A learner needs two: `make lab` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NB     ?= notebooks/[0-9][0-9]_*.ipynb
+# Offline by default: nothing in the course needs the network once .venv exists.
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
+           TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0 MPLBACKEND=Agg
+
+.PHONY: venv lab test unit notebooks execute bench participant-copies set-repo test-latest clean help
+
+help:
+	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
+	@echo "make test     - create .venv if missing, run the unit tests and every notebook (nbmake), offline"
+	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
+	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON)"
+	@echo "make participant-copies - learner copies without solutions or outputs, in participant_copies/"
+	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
+	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
+
+$(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lab: venv
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+unit: venv
+	$(OFFLINE) $(PY) -m pytest tests -q
+
+notebooks: venv
+	$(OFFLINE) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
+
+test: venv
+	$(OFFLINE) $(PY) -m pytest -q --durations=20 tests --nbmake --nbmake-timeout=300 notebooks
+
+execute: venv
+	$(OFFLINE) $(PY) tools/execute_notebooks.py $(NB)
+
+bench: venv
+	$(OFFLINE) $(PY) tools/bench.py
+
+participant-copies: venv
+	$(PY) tools/participant_copies.py
+
+set-repo: venv
+	@test -n "$(REPO)" || (echo "usage: make set-repo REPO=owner/name" && exit 2)
+	$(PY) tools/set_repo.py $(REPO)
+
+test-latest:
+	bash tools/test_latest.sh
+
+clean:
+	rm -rf data/cache participant_copies .pytest_cache

@@ -1,0 +1,86 @@
+"""Helpers behind the notebooks of the Trainer course.
+
+Small on purpose: each module has one concern (``data``, ``models``, ``device``, ``plots``, ``callbacks``,
+``metrics``, ``gradients``, ``checks``). What a lesson teaches is written out in the notebook; the helpers only
+do what would distract from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+
+# tqdm warns once that Jupyter widgets are missing; the course turns library progress bars off anyway.
+warnings.filterwarnings("ignore", message="IProgress not found")
+
+from helpers.data import load_reviews, tokenize_reviews
+from helpers.device import CourseProfile, course_profile, detect_hardware, hardware_summary, seed_everything, versions
+from helpers.models import load_model_and_tokenizer
+
+__all__ = ["CourseProfile", "course_profile", "load_model_and_tokenizer", "load_reviews", "seed_everything",
+           "run_dir", "setup_notebook", "tokenize_reviews"]
+
+SEED = 42
+
+
+def _quiet_libraries() -> None:
+    """Hide progress bars and chatter that would bury the lesson's own output."""
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    logging.getLogger("accelerate").setLevel(logging.ERROR)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # torch's DataLoader warns that pin_memory has no accelerator to pin to on a CPU-only machine.
+    warnings.filterwarnings("ignore", message=".*pin_memory.*no accelerator.*")
+
+
+def setup_notebook(seed: int = SEED, profile: str | None = None, quiet: bool = True) -> CourseProfile:
+    """What the set-up cell of every notebook calls: seed, pick device and profile, print them.
+
+    Args:
+        seed: the seed for Python, NumPy and torch.
+        profile: force a profile (``cpu``, ``cuda``, ``mps``); ``None`` reads ``COURSE_PROFILE`` or the hardware.
+        quiet: hide library progress bars and info logs.
+
+    Returns:
+        The :class:`~helpers.device.CourseProfile` the notebook should use.
+    """
+    from helpers.plots import apply_course_style
+
+    if quiet:
+        _quiet_libraries()
+    apply_course_style()
+    hardware = detect_hardware()
+    chosen = course_profile(profile, hardware=hardware)
+    seed_everything(seed)
+    found = versions()
+    print(f"transformers {found['transformers']} | torch {found['torch']} | datasets {found['datasets']} "
+          f"| Python {found['python']}")
+    print(f"hardware: {hardware_summary(hardware)}")
+    sizes = (f"layers={chosen.num_layers}, train={chosen.train_examples or 'all'}, max_length={chosen.max_length}, "
+             f"batch={chosen.batch_size}, epochs={chosen.num_train_epochs:g}, precision={chosen.precision}")
+    print(f"profile: {chosen.name} (device {chosen.device}; {sizes}) | seed {seed}")
+    return chosen
+
+
+def run_dir(name: str, clean: bool = True) -> "os.PathLike[str]":
+    """A scratch folder ``runs/<name>`` at the repository root (gitignored) for Trainer outputs.
+
+    Args:
+        name: a short folder name, such as ``"05_events"``.
+        clean: delete what an earlier run left there, so each notebook run starts from nothing.
+    """
+    import shutil
+    from pathlib import Path
+
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain folder name such as '05_events', got {name!r}.")
+    folder = Path(__file__).resolve().parent.parent / "runs" / name
+    if clean and folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -1,0 +1,1 @@
+"""Reference solutions for the exercises. Try each exercise first: ``qN.solution()`` prints the one you need."""

@@ -1,0 +1,63 @@
+"""Every exercise of every lesson: the solution passes, the untouched stub is 'not attempted', and each
+recorded wrong answer is caught with a message. Exercises are discovered, so a new lesson is covered."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import helpers.checks
+from helpers.checks import NOT_ATTEMPTED, PASSED, WRONG, Exercise
+
+
+def all_exercises() -> list[Exercise]:
+    found = []
+    for info in pkgutil.iter_modules(helpers.checks.__path__):
+        if info.name.startswith("lesson_"):
+            module = importlib.import_module(f"helpers.checks.{info.name}")
+            found += [value for value in vars(module).values() if isinstance(value, Exercise)]
+    return sorted(found, key=lambda exercise: exercise.name)
+
+
+EXERCISES = all_exercises()
+IDS = [exercise.name for exercise in EXERCISES]
+
+
+def test_every_lesson_has_two_to_four_exercises() -> None:
+    per_lesson: dict[str, int] = {}
+    for exercise in EXERCISES:
+        per_lesson[exercise.name.split(".")[0]] = per_lesson.get(exercise.name.split(".")[0], 0) + 1
+    assert per_lesson, "no exercises found under helpers/checks/lesson_*.py"
+    for lesson, count in per_lesson.items():
+        assert 2 <= count <= 4, f"lesson {lesson} has {count} exercises; the course asks for 2 to 4"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_solution_passes(exercise: Exercise) -> None:
+    verdict = exercise.evaluate(exercise.solution_obj)
+    assert verdict.status == PASSED, f"{exercise.name}: the reference solution did not pass: {verdict}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_stub_is_not_attempted(exercise: Exercise) -> None:
+    verdict = exercise.evaluate(exercise.stub)
+    assert verdict.status == NOT_ATTEMPTED, f"{exercise.name}: the stub gave {verdict}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_wrong_answers_are_caught_with_a_message(exercise: Exercise) -> None:
+    assert exercise.wrong_answers, f"{exercise.name}: record at least one realistic wrong answer"
+    for wrong in exercise.wrong_answers:
+        verdict = exercise.evaluate(wrong)
+        assert verdict.status == WRONG, f"{exercise.name}: a wrong answer was not caught: {verdict}"
+        assert len(verdict.message) > 20, f"{exercise.name}: the hint for a wrong answer is too thin: {verdict}"
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_hint_and_solution_print(exercise: Exercise, capsys: pytest.CaptureFixture[str]) -> None:
+    exercise.hint()
+    exercise.solution()
+    printed = capsys.readouterr().out
+    assert exercise.hint_text in printed and "Solution" in printed

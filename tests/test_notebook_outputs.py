@@ -1,0 +1,48 @@
+"""The committed notebooks are whole: run top to bottom once, no errors, and the shared parts in sync."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from notebook_format import SETUP_MARKER, colab_badge, setup_cell_source  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_there_are_notebooks() -> None:
+    assert NOTEBOOKS, "no notebooks/NN_*.ipynb found"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_outputs_come_from_one_clean_run(path: Path) -> None:
+    nb = json.loads(path.read_text())
+    code = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+    counts = [cell.get("execution_count") for cell in code]
+    assert counts == list(range(1, len(code) + 1)), f"{path.name}: execution counts {counts}; run `make execute NB={path.relative_to(ROOT)}`"
+    errors = [o for cell in code for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"{path.name}: holds an error output: {errors[0].get('ename')}: {errors[0].get('evalue')}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_shared_parts_are_current(path: Path) -> None:
+    nb = json.loads(path.read_text())
+    first_code = next(cell for cell in nb["cells"] if cell["cell_type"] == "code")
+    assert "".join(first_code["source"]) == setup_cell_source(), f"{path.name}: the set-up cell is not the standard one"
+    assert SETUP_MARKER in "".join(first_code["source"])
+    assert colab_badge(path.name) in "".join(nb["cells"][0]["source"]), f"{path.name}: Colab badge missing or stale"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_images_are_small(path: Path) -> None:
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            png = output.get("data", {}).get("image/png")
+            if png:
+                assert len(png) < 200_000, f"{path.name}: an image of {len(png)} base64 bytes; keep dpi about 80"
