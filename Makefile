@@ -8,7 +8,7 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
            TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0 MPLBACKEND=Agg
 
-.PHONY: venv lab test unit notebooks execute bench participant-copies set-repo test-latest clean help
+.PHONY: datasheet venv lab test unit notebooks execute bench participant-copies set-repo test-latest clean help
 
 help:
 	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
@@ -59,3 +59,6 @@ test-latest:
 
 clean:
 	rm -rf data/cache participant_copies .pytest_cache
+
+datasheet: venv
+	$(OFFLINE) $(PY) tools/datasheet.py

@@ -1,0 +1,58 @@
+"""Profile selection with faked hardware, the environment override, and seeding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers.device import PROFILE_ENV, CourseProfileError, Hardware, course_profile, seed_everything
+
+CPU = Hardware(cuda=False, mps=False, gpu_name=None, gpu_memory_gib=None, bf16_supported=False,
+               compute_capability=None, cpu_cores=2)
+A100 = Hardware(cuda=True, mps=False, gpu_name="NVIDIA A100", gpu_memory_gib=40.0, bf16_supported=True,
+                compute_capability=(8, 0), cpu_cores=8)
+T4 = Hardware(cuda=True, mps=False, gpu_name="Tesla T4", gpu_memory_gib=15.0, bf16_supported=False,
+              compute_capability=(7, 5), cpu_cores=2)
+MAC = Hardware(cuda=False, mps=True, gpu_name=None, gpu_memory_gib=None, bf16_supported=False,
+               compute_capability=None, cpu_cores=8)
+
+
+@pytest.fixture(autouse=True)
+def no_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PROFILE_ENV, raising=False)
+
+
+def test_hardware_picks_the_profile() -> None:
+    assert course_profile(hardware=CPU).name == "cpu"
+    assert course_profile(hardware=A100).precision == "bf16"
+    assert course_profile(hardware=T4).precision == "fp16"
+    assert course_profile(hardware=MAC).device == "mps"
+    assert course_profile(hardware=CPU).precision_kwargs() == {"bf16": False, "fp16": False, "use_cpu": True}
+    assert course_profile(hardware=A100).train_examples is None  # the full training split on a GPU
+    assert A100.tf32_supported and not T4.tf32_supported
+
+
+def test_environment_variable_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PROFILE_ENV, "cpu")
+    assert course_profile(hardware=A100).name == "cpu"
+
+
+def test_unknown_profile_and_missing_hardware_are_clear(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(CourseProfileError, match="Choose one of"):
+        course_profile("tpu", hardware=CPU)
+    with pytest.raises(CourseProfileError, match="needs an NVIDIA GPU"):
+        course_profile("cuda", hardware=CPU)
+    with pytest.raises(CourseProfileError, match="needs Apple silicon"):
+        course_profile("mps", hardware=CPU)
+    monkeypatch.setenv(PROFILE_ENV, "gpu")
+    with pytest.raises(CourseProfileError, match="Unknown course profile 'gpu'"):
+        course_profile(hardware=CPU)
+
+
+def test_seed_everything_repeats_random_draws() -> None:
+    seed_everything(3)
+    first = torch.rand(4)
+    seed_everything(3)
+    assert torch.equal(first, torch.rand(4))
+    with pytest.raises(ValueError, match="non-negative int"):
+        seed_everything(-1)
