@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9][0-9]_*.ipynb
 # Offline by default: nothing in the course needs the network once .venv exists.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
-           TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0 MPLBACKEND=Agg
+           TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0
 
 .PHONY: datasheet venv lab test unit notebooks execute bench participant-copies set-repo test-latest clean help
 

@@ -46,3 +46,14 @@ def test_images_are_small(path: Path) -> None:
             png = output.get("data", {}).get("image/png")
             if png:
                 assert len(png) < 200_000, f"{path.name}: an image of {len(png)} base64 bytes; keep dpi about 80"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_plots_were_rendered(path: Path) -> None:
+    """A notebook that draws course plots must carry them (an Agg backend would silently drop them)."""
+    nb = json.loads(path.read_text())
+    code = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+    draws = sum("finish(" in "".join(cell["source"]) or "plots." in "".join(cell["source"]) for cell in code)
+    images = sum("image/png" in output.get("data", {}) for cell in code for output in cell.get("outputs", []))
+    if draws:
+        assert images, f"{path.name} draws plots but holds no image output; re-run it with `make execute`"

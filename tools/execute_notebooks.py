@@ -5,7 +5,7 @@ Usage: python tools/execute_notebooks.py notebooks/01_first_fine_tune.ipynb [...
 For each notebook: refresh the shared parts (badge, set-up cell), clear old outputs, execute in a new
 kernel from ``notebooks/``, and write the notebook back with its outputs. The wall time goes into
 ``notebooks/run_times.json`` (per profile: cpu or gpu), the ``**Run time:**`` line of the notebook,
-and the syllabus table of README.md. Nothing here edits an output by hand.
+the syllabus table of README.md and the agendas in docs/workshop.md. Nothing here edits an output by hand.
 """
 
 from __future__ import annotations
@@ -116,6 +116,9 @@ def main(paths: list[str]) -> int:
         seconds = execute(path)
         print(f"  {path.name}: {seconds:.1f} s", flush=True)
     update_readme(load_times())
+    import workshop_agenda  # the teacher's agendas are built from the same run times
+
+    workshop_agenda.main([])
     return 0
 
 
