@@ -1,0 +1,105 @@
+"""helpers.callbacks: the recorders see what a real (tiny) Trainer run does, and FlagProbe acts exactly once."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+from transformers import Trainer, TrainerCallback, TrainerControl, TrainingArguments
+
+from helpers.callbacks import (
+    CONTROL_FLAGS,
+    AppliedLRRecorder,
+    EventRecorder,
+    FlagProbe,
+    LogRecorder,
+    StateRecorder,
+    callback_event_names,
+    flag_effect,
+    run_actions,
+)
+
+
+class TinyModel(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 2)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        logits = self.linear(x)
+        out = {"logits": logits}
+        if labels is not None:
+            out["loss"] = nn.functional.cross_entropy(logits, labels)
+        return out
+
+
+def _dataset(count: int = 8) -> list[dict[str, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(0)
+    return [{"x": torch.randn(4, generator=generator), "labels": torch.tensor(index % 2)} for index in range(count)]
+
+
+def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
+    settings = dict(output_dir=str(tmp_path), per_device_train_batch_size=2, gradient_accumulation_steps=2,
+                    num_train_epochs=2, logging_steps=1, eval_strategy="steps", eval_steps=2, save_strategy="no",
+                    report_to="none", use_cpu=True, seed=0, disable_tqdm=True)
+    settings.update(overrides)
+    torch.manual_seed(0)
+    trainer = Trainer(model=TinyModel(), args=TrainingArguments(**settings), train_dataset=_dataset(),
+                      eval_dataset=_dataset(4), callbacks=callbacks)
+    trainer.train()
+    return trainer
+
+
+def test_event_names_come_from_the_class() -> None:
+    names = callback_event_names()
+    assert names[0] == "on_init_end" and "on_substep_end" in names and len(names) == len(set(names))
+
+
+def test_event_recorder_counts_order_and_kwargs(tmp_path) -> None:
+    recorder = EventRecorder()
+    _train(tmp_path, [recorder])
+    counts = recorder.counts()
+    assert counts["on_step_end"] == 4 and counts["on_substep_end"] == 4 and counts["on_epoch_begin"] == 2
+    assert counts["on_evaluate"] == 2 and counts["on_push_begin"] == 0
+    assert recorder.events()[:3] == ["on_init_end", "on_train_begin", "on_epoch_begin"]
+    init, begin = recorder.of("on_init_end")[0], recorder.of("on_train_begin")[0]
+    assert "optimizer" in init.kwargs and "optimizer" not in init.given and "optimizer" in begin.given
+    assert "metrics" in recorder.of("on_evaluate")[0].given
+    assert "should_log" in recorder.of("on_step_end")[0].flags  # DefaultFlowCallback raised it before us
+    with pytest.raises(ValueError, match="not a TrainerCallback event"):
+        recorder.of("on_banana")
+
+
+def test_log_state_and_lr_recorders(tmp_path) -> None:
+    logs, state, lrs = LogRecorder(), StateRecorder(), AppliedLRRecorder()
+    trainer = _train(tmp_path, [logs, state, lrs], learning_rate=0.1)
+    assert len(logs.with_key("loss")) == 4 and len(logs.with_key("eval_loss")) == 2
+    assert state.series("global_step") == [1, 2, 3, 4] and state.series("max_steps") == [4] * 4
+    assert state.series("log_history")[-1] <= len(trainer.state.log_history)
+    assert lrs.steps == [0, 1, 2, 3] and lrs.lrs[0] == pytest.approx(0.1)
+    with pytest.raises(KeyError, match="not recorded"):
+        state.series("banana")
+    with pytest.raises(ValueError, match="not a TrainerCallback event"):
+        StateRecorder(event="on_banana")
+
+
+def test_flag_probe_and_effects(tmp_path) -> None:
+    base_recorder = EventRecorder()
+    baseline = _train(tmp_path / "a", [base_recorder], eval_strategy="no", logging_strategy="no")
+    base = run_actions(baseline.state.log_history, base_recorder)
+    assert base == {"log": (), "evaluate": (), "save": (), "last_step": 4, "epoch_steps": (2, 2)}
+    probe, recorder = FlagProbe("on_step_begin", "should_training_stop", at_step=1), EventRecorder()
+    probed = _train(tmp_path / "b", [probe, recorder], eval_strategy="no", logging_strategy="no")
+    assert probe.fired_at == 1
+    assert flag_effect(base, run_actions(probed.state.log_history, recorder)) == "steps per epoch 1 (not 2+2)"
+    assert flag_effect(base, base) == "no effect"
+    probe.reset()
+    assert probe.fired_at is None
+    with pytest.raises(ValueError, match="flag must be one of"):
+        FlagProbe("on_step_end", "should_dance")
+    assert set(CONTROL_FLAGS) == set(vars(TrainerControl()))
+
+
+def test_run_actions_needs_a_run() -> None:
+    with pytest.raises(ValueError, match="no on_epoch_end"):
+        run_actions([], EventRecorder())
