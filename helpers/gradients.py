@@ -1,0 +1,292 @@
+"""Gradient statistics during training: an efficient recorder, the seeds' naive printer, and their overhead.
+
+* :func:`layer_group` names the group (the "layer") a parameter belongs to, such as ``bert.encoder.layer.0``.
+* :func:`group_gradient_norms` computes the L2 norm of the gradients of each group in one pass
+  (``torch._foreach_norm`` over all gradients, then one reduction per group and one copy to the host).
+* :class:`GradientNormRecorder` is a ``TrainerCallback`` that calls it every ``every`` optimizer steps at
+  ``on_pre_optimizer_step``: the last event where the gradients still exist. The Trainer fires it *after*
+  clipping (``max_grad_norm``), so the norms recorded are those the optimizer is about to use.
+* :class:`SeedStyleGradientPrinter` is the 2021 blog posts' approach kept as a baseline: one ``.mean()`` and one
+  printed line per parameter, every step.
+* :func:`monitoring_overhead` times a plain Trainer against both, interleaved in one run, and returns ratios.
+  The lessons and ``tools/bench.py`` both call it, so the measurement lives in one place.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import torch
+from transformers import TrainerCallback
+
+_NUMBERED = re.compile(r"^(.*?\.\d+)(?:\.|$)")
+
+__all__ = ["GradientNormRecorder", "SeedStyleGradientPrinter", "CLOCKS", "StepTimer", "direct_group_norms",
+           "group_gradient_norms", "layer_group", "monitoring_overhead", "parameter_groups"]
+
+
+def layer_group(name: str) -> str:
+    """The group a parameter belongs to: its name up to the first numbered module, else up to its module.
+
+    ``bert.encoder.layer.0.attention.self.query.weight`` -> ``bert.encoder.layer.0``;
+    ``bert.embeddings.word_embeddings.weight`` -> ``bert.embeddings``; ``classifier.weight`` -> ``classifier``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a parameter name such as 'bert.encoder.layer.0.output.dense.weight', got {name!r}.")
+    numbered = _NUMBERED.match(name)
+    if numbered:
+        return numbered.group(1)
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def parameter_groups(
+    model: torch.nn.Module, group_by: Callable[[str], str] = layer_group, keep: Callable[[str], bool] | None = None
+) -> dict[str, list[torch.nn.Parameter]]:
+    """Trainable parameters of ``model`` grouped by ``group_by(name)``, in model order.
+
+    Args:
+        model: the model.
+        group_by: maps a parameter name to its group name (``layer_group`` by default; ``lambda n: n`` gives one
+            group per parameter).
+        keep: optional filter on parameter names, e.g. ``lambda n: "attention" in n`` as in seed 001.
+
+    Raises:
+        ValueError: no trainable parameter is left after ``keep``.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
+    groups: dict[str, list[torch.nn.Parameter]] = {}
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad and (keep is None or keep(name)):
+            groups.setdefault(group_by(name), []).append(parameter)
+    if not groups:
+        raise ValueError("no trainable parameter matched; check the `keep` filter and that the model has trainable "
+                         "parameters (requires_grad=True).")
+    return groups
+
+
+def group_gradient_norms(groups: dict[str, Sequence[torch.Tensor]]) -> dict[str, float]:
+    """L2 norm of the gradients of each group, in one pass; a group whose gradients are all None is left out.
+
+    All gradients go through one ``torch._foreach_norm`` call; the per-group norms are
+    ``sqrt(sum of squared parameter norms)`` and come back to the host in one ``.tolist()``.
+    """
+    names: list[str] = []
+    grads: list[torch.Tensor] = []
+    owner: list[int] = []
+    for name, parameters in groups.items():
+        present = [p.grad for p in parameters if p.grad is not None]
+        if present:
+            owner.extend([len(names)] * len(present))
+            names.append(name)
+            grads.extend(present)
+    if not grads:
+        return {}
+    norms = torch.stack([norm.float() for norm in torch._foreach_norm(grads, 2.0)])
+    index = torch.tensor(owner, device=norms.device)
+    squared = torch.zeros(len(names), device=norms.device, dtype=torch.float32).index_add_(0, index, norms.square())
+    return dict(zip(names, squared.sqrt().tolist()))
+
+
+@dataclass
+class GradientNormRecorder(TrainerCallback):
+    """Per-group gradient norms every ``every`` optimizer steps, read at ``on_pre_optimizer_step``.
+
+    That event fires after gradient clipping and before ``optimizer.step()``; by ``on_step_end`` the Trainer
+    has called ``model.zero_grad()`` and the gradients are ``None``. So with ``max_grad_norm`` set, the norms here
+    are the clipped ones; the Trainer logs the norm *before* clipping as ``grad_norm``.
+
+    Attributes:
+        every: record at optimizer steps 0, every, 2*every, ... (0-based: the step about to be taken).
+        group_by: parameter name -> group name (:func:`layer_group` by default).
+        keep: optional filter on parameter names.
+        snapshot_steps: optimizer steps (0-based) at which to also keep every gradient value of each group,
+            as a flat float32 CPU tensor, for histograms.
+        steps: the steps recorded. ``norms[group][i]`` is that group's norm at ``steps[i]``; ``total_norms[i]``
+            is the norm over all kept parameters. ``snapshots[step][group]`` holds the kept values.
+    """
+
+    every: int = 1
+    group_by: Callable[[str], str] = layer_group
+    keep: Callable[[str], bool] | None = None
+    snapshot_steps: Collection[int] = ()
+    steps: list[int] = field(default_factory=list)
+    norms: dict[str, list[float]] = field(default_factory=dict)
+    total_norms: list[float] = field(default_factory=list)
+    snapshots: dict[int, dict[str, torch.Tensor]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.every, int) or isinstance(self.every, bool) or self.every < 1:
+            raise ValueError(f"every must be a positive int (record every N optimizer steps), got {self.every!r}.")
+        self._groups: dict[str, list[torch.nn.Parameter]] | None = None
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        if model is None:
+            raise RuntimeError("on_train_begin received no model; this transformers version changed the event.")
+        self._groups = parameter_groups(model, self.group_by, self.keep)
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        step = int(state.global_step)
+        if step % self.every and step not in self.snapshot_steps:
+            return
+        if self._groups is None:
+            self._groups = parameter_groups(model, self.group_by, self.keep)
+        if step in self.snapshot_steps:
+            self.snapshots[step] = {
+                name: torch.cat([p.grad.detach().flatten().float().cpu() for p in params if p.grad is not None])
+                for name, params in self._groups.items() if any(p.grad is not None for p in params)
+            }
+        if step % self.every:
+            return
+        norms = group_gradient_norms(self._groups)
+        self.steps.append(step)
+        for name in self._groups:
+            self.norms.setdefault(name, []).append(norms.get(name, float("nan")))
+        self.total_norms.append(sum(value**2 for value in norms.values()) ** 0.5)
+
+    def matrix(self) -> tuple[list[str], list[int], torch.Tensor]:
+        """``(group names, steps, norms)`` with ``norms[g, s]`` the norm of group ``g`` at ``steps[s]``."""
+        if not self.steps:
+            raise ValueError("nothing recorded yet: train with this callback first (and check `every`).")
+        names = list(self.norms)
+        return names, list(self.steps), torch.tensor([self.norms[name] for name in names])
+
+
+@dataclass
+class SeedStyleGradientPrinter(TrainerCallback):
+    """Seeds 000 and 001, as a callback: for every parameter, ``grad.mean()`` and one printed line, every step.
+
+    It does what the seeds' ``training_step`` did after ``loss.backward()`` (a Python loop over
+    ``named_parameters()``, a reduction and a formatted tensor per parameter), at ``on_pre_optimizer_step``.
+    Kept as the baseline the efficient :class:`GradientNormRecorder` is measured against.
+
+    Attributes:
+        stream: where the lines go (``sys.stdout`` by default; pass ``io.StringIO()`` to keep a notebook short).
+        keep: optional filter on parameter names (seed 001 kept names containing ``"attention"``).
+        lines_printed: how many lines were written.
+    """
+
+    stream: TextIO | None = None
+    keep: Callable[[str], bool] | None = None
+    lines_printed: int = 0
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        stream = self.stream if self.stream is not None else sys.stdout
+        for name, param in model.named_parameters():
+            if param.requires_grad and (self.keep is None or self.keep(name)):
+                if param.grad is not None:
+                    print("{}, gradient: {}".format(name, param.grad.mean()), file=stream)
+                else:
+                    print("{} has not gradient".format(name), file=stream)
+                self.lines_printed += 1
+
+
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+@dataclass
+class StepTimer(TrainerCallback):
+    """Time of each optimizer step, from ``on_step_begin`` to ``on_step_end`` (``seconds[i]`` for step i).
+
+    Attributes:
+        clock: ``"cpu"`` (CPU seconds of this process, all threads: steady when other programs share the machine)
+            or ``"wall"`` (elapsed seconds; on CUDA the device is synchronized before each reading).
+    """
+
+    clock: str = "cpu"
+    seconds: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {self.clock!r}.")
+        self._read = CLOCKS[self.clock]
+        self._started = 0.0
+
+    def _now(self) -> float:
+        if self.clock == "wall" and torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return self._read()
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._started = self._now()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seconds.append(self._now() - self._started)
+
+
+def _default_monitors(every: int) -> dict[str, Callable[[], list[TrainerCallback]]]:
+    return {
+        "plain": lambda: [],
+        "efficient": lambda: [GradientNormRecorder(every=every)],
+        "seed_style": lambda: [SeedStyleGradientPrinter(stream=io.StringIO())],
+    }
+
+
+def monitoring_overhead(
+    make_trainer: Callable[[list[TrainerCallback]], Any],
+    steps: int,
+    repeats: int = 3,
+    every: int = 1,
+    monitors: dict[str, Callable[[], list[TrainerCallback]]] | None = None,
+    warmup_steps: int = 1,
+    clock: str | None = None,
+) -> dict[str, Any]:
+    """Time optimizer steps of a plain Trainer and of the same Trainer with each monitor, interleaved, in one run.
+
+    Args:
+        make_trainer: ``make_trainer(callbacks) -> Trainer``; must build the same model, data and arguments every
+            call (``max_steps`` of at least ``steps``) and add the given callbacks.
+        steps: optimizer steps per run (the first ``warmup_steps`` are not counted).
+        repeats: rounds; each round trains once per monitor, in turn, so drift on a shared machine hits all alike.
+        every: ``GradientNormRecorder(every=...)`` for the default "efficient" monitor.
+        monitors: name -> factory of the callbacks to add; the default compares ``plain``, ``efficient``
+            (:class:`GradientNormRecorder`) and ``seed_style`` (:class:`SeedStyleGradientPrinter` into a StringIO).
+        warmup_steps: steps dropped from the front of each run.
+        clock: ``"cpu"`` or ``"wall"`` (see :class:`StepTimer`); ``None`` picks ``"wall"`` on a CUDA GPU, where the
+            work runs on the device, and ``"cpu"`` otherwise.
+
+    Returns:
+        ``{"step_seconds": {name: median seconds per step}, "ratio": {name: median / plain median},
+        "steps_timed": {name: count}, "repeats": repeats, "clock": clock}``.
+    """
+    if not isinstance(steps, int) or steps <= warmup_steps:
+        raise ValueError(f"steps must be an int larger than warmup_steps={warmup_steps}, got {steps!r}.")
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a positive int, got {repeats!r}.")
+    monitors = monitors if monitors is not None else _default_monitors(every)
+    if "plain" not in monitors:
+        raise ValueError("monitors must include a 'plain' entry (the baseline the ratios are taken against).")
+    clock = clock if clock is not None else ("wall" if torch.cuda.is_available() else "cpu")
+    timed: dict[str, list[float]] = {name: [] for name in monitors}
+    for _ in range(repeats):
+        for name, factory in monitors.items():
+            timer = StepTimer(clock=clock)
+            trainer = make_trainer([timer, *factory()])
+            trainer.args.max_steps = steps
+            trainer.train()
+            if len(timer.seconds) < steps:
+                raise RuntimeError(f"the '{name}' run took {len(timer.seconds)} steps, not {steps}: give "
+                                   "make_trainer enough training data for that many steps.")
+            timed[name].extend(timer.seconds[warmup_steps:])
+    medians = {name: statistics.median(values) for name, values in timed.items()}
+    return {"step_seconds": medians, "ratio": {name: medians[name] / medians["plain"] for name in medians},
+            "steps_timed": {name: len(values) for name, values in timed.items()}, "repeats": repeats,
+            "clock": clock}
+
+
+def direct_group_norms(model: torch.nn.Module, group_by: Callable[[str], str] = layer_group) -> dict[str, float]:
+    """Reference implementation, one parameter at a time (for tests and for the lesson's comparison)."""
+    squared: dict[str, float] = {}
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad and parameter.grad is not None:
+            group = group_by(name)
+            squared[group] = squared.get(group, 0.0) + float(parameter.grad.double().pow(2).sum())
+    return {name: value**0.5 for name, value in squared.items()}

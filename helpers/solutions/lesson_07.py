@@ -1,0 +1,81 @@
+"""Reference solutions (and realistic wrong answers) for lesson 07's exercises."""
+
+from __future__ import annotations
+
+
+import torch.nn.functional as F
+from transformers import Trainer
+
+
+class MyWeightedTrainer(Trainer):
+    def __init__(self, *args, class_weights, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.class_weights = class_weights
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        weights = self.class_weights.to(outputs.logits.device, outputs.logits.dtype)
+        per_review = F.cross_entropy(outputs.logits, labels, weight=weights, reduction="none")
+        count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
+        loss = per_review.sum() / count
+        return (loss, outputs) if return_outputs else loss
+
+
+def my_focal_loss_func(outputs, labels, num_items_in_batch=None):
+    log_p_true = F.log_softmax(outputs.logits.float(), dim=-1).gather(1, labels[:, None]).squeeze(1)
+    per_review = -((1 - log_p_true.exp()) ** 2) * log_p_true
+    return per_review.sum() / (num_items_in_batch if num_items_in_batch is not None else labels.numel())
+
+
+# ---- realistic wrong answers (the tests prove each is caught) ----
+
+class UnweightedMeanTrainer(MyWeightedTrainer):
+    """Forgets the weights."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(**inputs)
+        return (outputs.loss, outputs) if return_outputs else outputs.loss
+
+
+class TorchWeightedMeanTrainer(MyWeightedTrainer):
+    """F.cross_entropy(weight=...) with its default mean divides by the sum of the weights, not the review count."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = F.cross_entropy(outputs.logits, labels, weight=self.class_weights)
+        return (loss, outputs) if return_outputs else loss
+
+
+class IgnoresItemCountTrainer(MyWeightedTrainer):
+    """Right per batch, wrong under gradient accumulation: never uses num_items_in_batch."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        per_review = F.cross_entropy(outputs.logits, labels, weight=self.class_weights, reduction="none")
+        loss = per_review.sum() / labels.numel()
+        return (loss, outputs) if return_outputs else loss
+
+
+class NoOutputsTrainer(MyWeightedTrainer):
+    """Ignores return_outputs, which breaks evaluation."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss, outputs = super().compute_loss(model, inputs, True, num_items_in_batch)
+        return loss
+
+
+def focal_mean_loss_func(outputs, labels, num_items_in_batch=None):
+    """A per-batch mean: scaled wrongly under gradient accumulation with compute_loss_func."""
+    log_p_true = F.log_softmax(outputs.logits.float(), dim=-1).gather(1, labels[:, None]).squeeze(1)
+    return (-((1 - log_p_true.exp()) ** 2) * log_p_true).mean()
+
+
+def cross_entropy_loss_func(outputs, labels, num_items_in_batch=None):
+    """Forgets the focal factor."""
+    loss = F.cross_entropy(outputs.logits, labels, reduction="sum")
+    return loss / (num_items_in_batch if num_items_in_batch is not None else labels.numel())
+
+

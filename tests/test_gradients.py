@@ -1,0 +1,149 @@
+"""helpers.gradients: the one-pass norms equal a direct computation, and the callbacks work in a real Trainer."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from helpers.gradients import (
+    GradientNormRecorder,
+    SeedStyleGradientPrinter,
+    StepTimer,
+    direct_group_norms,
+    group_gradient_norms,
+    layer_group,
+    monitoring_overhead,
+    parameter_groups,
+)
+
+
+class TinyClassifier(nn.Module):
+    """Named like a transformer: ``encoder.layer.N...`` plus a ``classifier`` head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embeddings = nn.Embedding(50, 8)
+        self.encoder = nn.Module()
+        self.encoder.layer = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+        self.classifier = nn.Linear(8, 2)
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        hidden = self.embeddings(input_ids).mean(dim=1)
+        for layer in self.encoder.layer:
+            hidden = torch.tanh(layer(hidden))
+        logits = self.classifier(hidden)
+        out = {"logits": logits}
+        if labels is not None:
+            out["loss"] = nn.functional.cross_entropy(logits, labels)
+        return out
+
+
+def _model_with_grads(seed: int = 0) -> TinyClassifier:
+    torch.manual_seed(seed)
+    model = TinyClassifier()
+    ids = torch.randint(0, 50, (4, 5))
+    model(ids, torch.tensor([0, 1, 1, 0]))["loss"].backward()
+    return model
+
+
+def test_layer_group_names() -> None:
+    assert layer_group("bert.encoder.layer.0.attention.self.query.weight") == "bert.encoder.layer.0"
+    assert layer_group("bert.encoder.layer.11.output.dense.bias") == "bert.encoder.layer.11"
+    assert layer_group("bert.embeddings.word_embeddings.weight") == "bert.embeddings"
+    assert layer_group("classifier.weight") == "classifier"
+    with pytest.raises(ValueError, match="parameter name"):
+        layer_group("")
+
+
+def test_group_norms_equal_direct_computation() -> None:
+    model = _model_with_grads()
+    fast = group_gradient_norms(parameter_groups(model))
+    direct = direct_group_norms(model)
+    assert list(fast) == ["embeddings", "encoder.layer.0", "encoder.layer.1", "encoder.layer.2", "classifier"]
+    assert fast.keys() == direct.keys()
+    for name in fast:
+        assert fast[name] == pytest.approx(direct[name], rel=1e-5)
+    total = math.sqrt(sum(value**2 for value in fast.values()))
+    assert total == pytest.approx(float(torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])), rel=1e-5)
+
+
+def test_per_parameter_groups_and_filter() -> None:
+    model = _model_with_grads()
+    per_parameter = group_gradient_norms(parameter_groups(model, group_by=lambda name: name))
+    assert per_parameter["classifier.weight"] == pytest.approx(float(model.classifier.weight.grad.norm()), rel=1e-6)
+    only_layers = parameter_groups(model, keep=lambda name: "encoder" in name)
+    assert list(only_layers) == ["encoder.layer.0", "encoder.layer.1", "encoder.layer.2"]
+    with pytest.raises(ValueError, match="no trainable parameter"):
+        parameter_groups(model, keep=lambda name: False)
+
+
+def test_missing_gradients_are_left_out() -> None:
+    model = TinyClassifier()
+    assert group_gradient_norms(parameter_groups(model)) == {}
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    with pytest.raises(ValueError, match="positive int"):
+        GradientNormRecorder(every=0)
+    with pytest.raises(TypeError, match="torch.nn.Module"):
+        parameter_groups("not a model")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="clock"):
+        StepTimer(clock="sundial")
+    with pytest.raises(ValueError, match="larger than warmup_steps"):
+        monitoring_overhead(lambda callbacks: None, steps=1)
+
+
+def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: int = 4):  # type: ignore[no-untyped-def]
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    torch.manual_seed(0)
+    rows = [{"input_ids": [i % 50, (3 * i) % 50, 7], "labels": i % 2} for i in range(64)]
+    args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, max_steps=steps,
+                             learning_rate=1e-1, max_grad_norm=max_grad_norm, logging_steps=1, report_to="none",
+                             save_strategy="no", use_cpu=True, seed=0, disable_tqdm=True)
+    return Trainer(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
+
+
+def test_recorder_in_a_trainer_sees_clipped_gradients(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    recorder = GradientNormRecorder(every=2, snapshot_steps=(0, 3))
+    trainer = _tiny_trainer([recorder], tmp_path, max_grad_norm=1e-3)
+    trainer.train()
+    assert recorder.steps == [0, 2]
+    assert set(recorder.snapshots) == {0, 3}
+    assert recorder.snapshots[0]["classifier"].numel() == 8 * 2 + 2
+    names, steps, matrix = recorder.matrix()
+    assert matrix.shape == (len(names), 2)
+    logged = [entry["grad_norm"] for entry in trainer.state.log_history if "grad_norm" in entry]
+    for recorded_total, before_clipping in zip(recorder.total_norms, logged[::2]):
+        assert before_clipping > 1e-3
+        assert recorded_total == pytest.approx(1e-3, rel=1e-3)  # clipped to max_grad_norm
+
+
+def test_recorder_total_matches_logged_norm_without_clipping(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    recorder = GradientNormRecorder()
+    trainer = _tiny_trainer([recorder], tmp_path, max_grad_norm=0.0)
+    trainer.train()
+    logged = [entry["grad_norm"] for entry in trainer.state.log_history if "grad_norm" in entry]
+    assert recorder.total_norms == pytest.approx(logged, rel=1e-4)
+
+
+def test_seed_style_printer_prints_one_line_per_parameter(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    stream = io.StringIO()
+    printer = SeedStyleGradientPrinter(stream=stream)
+    _tiny_trainer([printer], tmp_path, steps=2).train()
+    parameters = len(list(TinyClassifier().parameters()))
+    assert printer.lines_printed == 2 * parameters
+    assert stream.getvalue().count(", gradient: ") == 2 * parameters
+
+
+def test_monitoring_overhead_returns_ratios(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = monitoring_overhead(lambda callbacks: _tiny_trainer(callbacks, tmp_path, steps=3), steps=3, repeats=1)
+    assert set(result["ratio"]) == {"plain", "efficient", "seed_style"}
+    assert result["ratio"]["plain"] == 1.0
+    assert all(value > 0 for value in result["step_seconds"].values())
+    assert result["steps_timed"] == {"plain": 2, "efficient": 2, "seed_style": 2}
