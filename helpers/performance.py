@@ -1,0 +1,247 @@
+"""Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
+
+Shared by lesson 09 and ``tools/bench.py``. What the lesson teaches (which switch to flip, and why) stays in
+the notebook; this module only measures, and measures the same way everywhere:
+
+* :func:`timed_train` times each optimizer step of a real ``Trainer`` run with ``helpers.gradients.StepTimer``
+  (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
+* :func:`interleaved` runs several variants in rotating order, round after round, so that a machine that gets
+  busier or quieter during the run slows every variant alike; compare the medians it returns.
+* :func:`padding_report` gives the padded-token fraction of whole dataloaders (via ``helpers.data.padding_stats``).
+* :func:`saved_tensor_bytes` counts the bytes autograd keeps for the backward pass (works on any device), and
+  :func:`cuda_peak_mib` reads the CUDA allocator's peak (GPU only).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from helpers.data import padding_stats
+from helpers.gradients import StepTimer
+
+
+class PerformanceError(ValueError):
+    """Raised when a measurement is asked for with inputs that cannot give a meaningful figure."""
+
+
+def default_clock() -> str:
+    """``"wall"`` on a CUDA GPU (the work runs on the device), ``"cpu"`` (this process's CPU seconds) otherwise."""
+    import torch
+
+    return "wall" if torch.cuda.is_available() else "cpu"
+
+
+def timed_train(trainer: Any, clock: str | None = None) -> list[float]:
+    """Run ``trainer.train()`` with a fresh ``helpers.gradients.StepTimer`` and return the seconds of each step.
+
+    The Trainer fetches a step's batches before ``on_step_begin``, so data loading is not in these figures.
+    On CUDA the allocator's peak is reset first, so :func:`cuda_peak_mib` afterwards reads this run's peak.
+
+    Args:
+        trainer: a ``transformers.Trainer`` (its ``max_steps`` or epochs decide how many steps are timed).
+        clock: ``"cpu"`` or ``"wall"``; ``None`` uses :func:`default_clock`.
+    """
+    if not hasattr(trainer, "train") or not hasattr(trainer, "add_callback"):
+        raise PerformanceError(f"timed_train needs a transformers.Trainer, got {type(trainer).__name__}.")
+    reset_cuda_peak()
+    timer = StepTimer(clock=clock or default_clock())
+    trainer.add_callback(timer)
+    try:
+        trainer.train()
+    finally:
+        trainer.remove_callback(timer)
+    if not timer.seconds:
+        raise PerformanceError("the run made no optimizer step; give it max_steps >= 1 or a non-empty dataset.")
+    return timer.seconds
+
+
+def interleaved(variants: Mapping[str, Callable[[], float]], rounds: int) -> dict[str, list[float]]:
+    """Call each variant once per round, in an order that rotates each round; return every figure per variant.
+
+    Each callable measures one thing and returns it (for example the seconds of one epoch). Interleaving
+    spreads any change in machine load over all variants, so the ratio of their medians is fair.
+    """
+    if not variants:
+        raise PerformanceError("give at least one variant to measure.")
+    if not isinstance(rounds, int) or rounds < 1:
+        raise PerformanceError(f"rounds must be a positive int, got {rounds!r}.")
+    names = list(variants)
+    results: dict[str, list[float]] = {name: [] for name in names}
+    for round_index in range(rounds):
+        shift = round_index % len(names)
+        for name in names[shift:] + names[:shift]:
+            results[name].append(float(variants[name]()))
+    return results
+
+
+def medians(results: Mapping[str, Iterable[float]]) -> dict[str, float]:
+    """The median of each variant's figures."""
+    out = {}
+    for name, values in results.items():
+        values = list(values)
+        if not values:
+            raise PerformanceError(f"variant {name!r} has no measurements.")
+        out[name] = statistics.median(values)
+    return out
+
+
+def ratios(figures: Mapping[str, float], baseline: str) -> dict[str, float]:
+    """Each figure divided by the baseline's (``baseline`` gets 1.0)."""
+    if baseline not in figures:
+        raise PerformanceError(f"baseline {baseline!r} is not among the variants {sorted(figures)}.")
+    if figures[baseline] == 0:
+        raise PerformanceError(f"baseline {baseline!r} measured 0; a ratio to it is undefined.")
+    return {name: value / figures[baseline] for name, value in figures.items()}
+
+
+def padding_report(dataloaders: Mapping[str, Iterable[Any]]) -> dict[str, dict[str, float]]:
+    """``helpers.data.padding_stats`` of each dataloader (a whole pass over it), keyed by the same names."""
+    if not dataloaders:
+        raise PerformanceError("give at least one dataloader.")
+    return {name: padding_stats(loader) for name, loader in dataloaders.items()}
+
+
+def saved_tensor_bytes(model: Any, batch: Mapping[str, Any]) -> int:
+    """Bytes of the tensors autograd saves for the backward pass during one forward of ``model(**batch)``.
+
+    This is the activation memory that grows with batch size and sequence length; it is measured the same way
+    on CPU and GPU. Tensors saved twice (the same storage) are counted once, and the model's own weights (which
+    layers save too) are not counted. Gradient checkpointing hides the inside of each checkpointed layer from
+    this count, so do not use it to compare checkpointing.
+    """
+    import torch
+
+    seen: set[tuple[int, int]] = {(p.untyped_storage().data_ptr(), p.untyped_storage().nbytes()) for p in model.parameters()}
+    total = 0
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        nonlocal total
+        storage = tensor.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+        if key not in seen:
+            seen.add(key)
+            total += storage.nbytes()
+        return tensor
+
+    device = next(model.parameters()).device  # a Trainer may have moved the model to the GPU
+    batch = {key: value.to(device) if isinstance(value, torch.Tensor) else value for key, value in batch.items()}
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        output = model(**batch)
+    loss = output["loss"] if isinstance(output, Mapping) else output[0]
+    loss.backward()  # frees the graph; the caller decides whether to keep the gradients
+    model.zero_grad(set_to_none=True)
+    return total
+
+
+def reset_cuda_peak() -> None:
+    """Reset the CUDA allocator's peak counter (does nothing without CUDA)."""
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def cuda_peak_mib() -> float | None:
+    """Peak CUDA memory allocated since the last :func:`reset_cuda_peak`, in MiB; ``None`` without CUDA."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() / 2**20
+
+
+def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    """A plain-text table (floats to 3 significant figures) for printing measured figures."""
+    if not columns:
+        raise PerformanceError("give the columns to print.")
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.3g}"
+        return "n/a" if value is None else str(value)
+
+    body = [[cell(row.get(column)) for column in columns] for row in rows]
+    widths = [max(len(column), *(len(line[i]) for line in body)) if body else len(column)
+              for i, column in enumerate(columns)]
+    lines = ["  ".join(column.ljust(width) for column, width in zip(columns, widths))]
+    lines.append("  ".join("-" * width for width in widths))
+    lines += ["  ".join(value.ljust(width) for value, width in zip(line, widths)) for line in body]
+    return "\n".join(lines)
+
+
+def padding_strategies(tokenizer: Any, max_length: int) -> dict[str, dict[str, Any]]:
+    """The three ways lesson 09 and the bench pad: ``{name: {"collator": ..., "overrides": {...}}}``.
+
+    * ``max_length``: every review padded to ``max_length`` tokens;
+    * ``dynamic``: ``DataCollatorWithPadding`` pads each batch to its longest review;
+    * ``dynamic + grouped``: the same collator, and ``train_sampling_strategy="group_by_length"``.
+
+    ``overrides`` are ``TrainingArguments`` keywords; ``collator`` goes to ``Trainer(data_collator=...)``.
+    """
+    from transformers import DataCollatorWithPadding
+
+    if not isinstance(max_length, int) or max_length < 1:
+        raise PerformanceError(f"max_length must be a positive number of tokens, got {max_length!r}.")
+    return {
+        "max_length": {"collator": DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length),
+                       "overrides": {}},
+        "dynamic": {"collator": DataCollatorWithPadding(tokenizer), "overrides": {}},
+        "dynamic + grouped": {"collator": DataCollatorWithPadding(tokenizer),
+                              "overrides": {"train_sampling_strategy": "group_by_length"}},
+    }
+
+
+def compare_padding(trainers: Mapping[str, Any], rounds: int = 2, baseline: str = "max_length",
+                    clock: str | None = None) -> dict[str, dict[str, float]]:
+    """Padded-token fraction (one pass over each train dataloader) and epoch time, interleaved, for each Trainer.
+
+    Args:
+        trainers: ``{name: Trainer}``, each set to train one epoch on the same data (see :func:`padding_strategies`).
+        rounds: epochs timed per Trainer, interleaved; the median is kept.
+        baseline: the name the time ratios are taken against.
+        clock: see :func:`timed_train`.
+
+    Returns:
+        ``{name: {"padded_fraction", "padded_tokens", "tokens", "epoch_seconds", "time_ratio"}}``.
+    """
+    if baseline not in trainers:
+        raise PerformanceError(f"baseline {baseline!r} is not among the trainers {sorted(trainers)}.")
+    padding = padding_report({name: trainer.get_train_dataloader() for name, trainer in trainers.items()})
+    seconds = medians(interleaved({name: (lambda t=trainer: sum(timed_train(t, clock))) for name, trainer in trainers.items()},
+                                  rounds=rounds))
+    time_ratio = ratios(seconds, baseline)
+    return {name: {"padded_fraction": stats["padded_fraction"], "padded_tokens": stats["tokens"] - stats["real_tokens"],
+                   "tokens": stats["tokens"], "epoch_seconds": seconds[name], "time_ratio": time_ratio[name]}
+            for name, stats in padding.items()}
+
+
+def measurement_trainer(model: Any, tokenizer: Any, train_set: Any, output_dir: Any, batch_size: int,
+                        collator: Any = None, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
+    """A quiet Trainer for timing: one epoch, no saving, no logging, no printed summary, seeded.
+
+    Args:
+        model, tokenizer, train_set: what to train on; the model is reused, so variants measure speed, not accuracy.
+        output_dir: the Trainer's output folder (nothing is saved there).
+        batch_size: ``per_device_train_batch_size`` (an override may change it).
+        collator: the data collator; ``DataCollatorWithPadding(tokenizer)`` (dynamic padding) by default.
+        callbacks: extra callbacks.
+        overrides: any ``TrainingArguments`` keyword (``max_steps``, ``train_sampling_strategy``, ``bf16``, ...).
+    """
+    import torch
+    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainingArguments
+
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise PerformanceError(f"batch_size must be a positive int, got {batch_size!r}.")
+    settings: dict[str, Any] = dict(output_dir=str(output_dir), per_device_train_batch_size=batch_size,
+                                    num_train_epochs=1, learning_rate=1e-4, save_strategy="no", report_to="none",
+                                    seed=0, disable_tqdm=True, logging_strategy="no",
+                                    use_cpu=not (torch.cuda.is_available() or torch.backends.mps.is_available()))
+    settings.update(overrides)
+    trainer = Trainer(model=model, args=TrainingArguments(**settings), train_dataset=train_set,
+                      data_collator=collator or DataCollatorWithPadding(tokenizer), callbacks=callbacks)
+    trainer.remove_callback(PrinterCallback)  # with disable_tqdm it would print every run's summary
+    return trainer

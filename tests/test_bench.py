@@ -1,0 +1,46 @@
+"""tools/bench.py: the table and JSON plumbing on made-up figures (the measurement itself is not run here)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import bench  # noqa: E402
+
+from helpers.performance import format_table  # noqa: E402
+
+FAKE = {
+    "settings": {"layers": 2},
+    "padding": {"max_length": {"padded_fraction": 0.6, "padded_tokens": 60, "tokens": 100, "epoch_seconds": 2.0, "time_ratio": 1.0},
+                "dynamic + grouped": {"padded_fraction": 0.2, "padded_tokens": 10, "tokens": 50, "epoch_seconds": 1.0,
+                                      "time_ratio": 0.5}},
+    "gradient_monitoring": {"step_seconds": {"plain": 0.1, "efficient": 0.11, "seed_style": 0.3},
+                            "ratio": {"plain": 1.0, "efficient": 1.1, "seed_style": 3.0}, "clock": "cpu"},
+    "callbacks": {"step_seconds": {"plain": 0.1, "recording callbacks": 0.1}, "ratio": {"plain": 1.0, "recording callbacks": 1.0},
+                  "clock": "cpu"},
+}
+
+
+def test_rows_cover_every_measurement() -> None:
+    rows = bench.table_rows(FAKE)
+    assert len(rows) == 2 * 2 + 3 + 2
+    assert {row["measurement"] for row in rows} == {"padding", "gradient monitoring", "callback overhead"}
+    assert all(set(row) == set(bench.COLUMNS) for row in rows)
+    seed_row = next(row for row in rows if row["variant"] == "seed_style")
+    assert seed_row["ratio"] == 3.0 and "cpu" in seed_row["figure"]
+    assert "seed_style" in format_table(rows, bench.COLUMNS)
+
+
+def test_rows_refuse_incomplete_results() -> None:
+    with pytest.raises(KeyError, match="padding"):
+        bench.table_rows({"callbacks": {}})
+
+
+def test_results_are_written_as_json(tmp_path: Path) -> None:
+    path = bench.write_results(FAKE, tmp_path / "results")
+    assert path.parent == tmp_path / "results" and path.suffix == ".json"
+    assert json.loads(path.read_text()) == FAKE

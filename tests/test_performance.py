@@ -1,0 +1,97 @@
+"""helpers.performance: the measuring tools of lesson 09 and the bench, on tiny inputs (no timing asserted)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers.performance import (PerformanceError, cuda_peak_mib, format_table, interleaved, medians, padding_report,
+                                 padding_strategies, ratios, saved_tensor_bytes, timed_train)
+
+
+def test_interleaved_rotates_the_order_and_keeps_every_figure() -> None:
+    calls: list[str] = []
+    variants = {name: (lambda n=name: calls.append(n) or len(calls)) for name in ("a", "b", "c")}
+    results = interleaved(variants, rounds=3)
+    assert calls == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert {name: len(values) for name, values in results.items()} == {"a": 3, "b": 3, "c": 3}
+
+
+def test_medians_and_ratios() -> None:
+    figures = medians({"base": [1.0, 3.0, 2.0], "fast": [1.0, 1.0, 5.0]})
+    assert figures == {"base": 2.0, "fast": 1.0}
+    assert ratios(figures, "base") == {"base": 1.0, "fast": 0.5}
+
+
+@pytest.mark.parametrize("call", [lambda: interleaved({}, 1), lambda: interleaved({"a": lambda: 1.0}, 0),
+                                  lambda: ratios({"a": 1.0}, "b"), lambda: ratios({"a": 0.0}, "a"),
+                                  lambda: medians({"a": []}), lambda: padding_report({})])
+def test_bad_input_is_a_clear_error(call) -> None:
+    with pytest.raises(PerformanceError):
+        call()
+
+
+def test_padding_report_counts_padding_per_loader() -> None:
+    loaders = {"half": [{"attention_mask": torch.tensor([[1, 1, 0, 0]])}], "none": [{"attention_mask": torch.ones(2, 3)}]}
+    report = padding_report(loaders)
+    assert report["half"]["padded_fraction"] == 0.5 and report["none"]["padded_fraction"] == 0.0
+
+
+def test_saved_tensor_bytes_grows_with_the_batch_and_skips_weights() -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 2))
+
+    def forward(inputs: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor]:
+        return (torch.nn.functional.cross_entropy(model(inputs), labels),)
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, inputs: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor]:
+            return forward(inputs, labels)
+
+    wrapper = Wrapper()
+    small = saved_tensor_bytes(wrapper, {"inputs": torch.randn(4, 8), "labels": torch.zeros(4, dtype=torch.long)})
+    big = saved_tensor_bytes(wrapper, {"inputs": torch.randn(16, 8), "labels": torch.zeros(16, dtype=torch.long)})
+    assert 3.5 < big / small <= 4.0  # activations only: the weights would make the ratio smaller
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_padding_strategies_names_and_settings() -> None:
+    from helpers.models import load_tokenizer
+
+    strategies = padding_strategies(load_tokenizer(), 32)
+    assert list(strategies) == ["max_length", "dynamic", "dynamic + grouped"]
+    assert strategies["dynamic + grouped"]["overrides"] == {"train_sampling_strategy": "group_by_length"}
+    assert strategies["max_length"]["collator"].padding == "max_length"
+    with pytest.raises(PerformanceError):
+        padding_strategies(load_tokenizer(), 0)
+
+
+def test_timed_train_refuses_what_is_not_a_trainer() -> None:
+    with pytest.raises(PerformanceError):
+        timed_train(object())
+
+
+def test_cuda_peak_is_none_without_cuda() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert cuda_peak_mib() is None
+
+
+def test_format_table_aligns_and_marks_missing_values() -> None:
+    text = format_table([{"name": "a", "value": 0.123456}, {"name": "bb", "value": None}], ["name", "value"])
+    lines = text.splitlines()
+    assert lines[0].startswith("name") and "0.123" in lines[2] and "n/a" in lines[3]
+    assert len({len(line.rstrip()) for line in lines[:2]}) == 1
+
+
+def test_measurement_trainer_and_compare_padding_refuse_bad_input() -> None:
+    from helpers.performance import compare_padding, measurement_trainer
+
+    with pytest.raises(PerformanceError, match="batch_size"):
+        measurement_trainer(torch.nn.Linear(2, 2), None, [], "unused", 0)
+    with pytest.raises(PerformanceError, match="baseline"):
+        compare_padding({"dynamic": object()}, baseline="max_length")

@@ -1,0 +1,114 @@
+"""`make bench`: measure, in one run and as ratios, what the lessons only sample.
+
+1. Padding strategies (lesson 09): padded-token fraction and epoch-time ratio of max_length padding, dynamic
+   padding, and dynamic padding with length-grouped sampling (``helpers.performance.compare_padding``).
+2. Gradient-monitoring overhead (lesson 08): a plain Trainer against ``GradientNormRecorder`` and the seeds'
+   print-every-parameter callback (``helpers.gradients.monitoring_overhead``).
+3. Callback overhead: a plain Trainer against one with the course's recording callbacks
+   (``helpers.callbacks.EventRecorder`` and ``AppliedLRRecorder``), with the same function.
+
+It prints a table and writes the figures as JSON under ``bench/results/`` (gitignored). It is not a test: the
+figures depend on the machine and on what else runs on it. Variants are interleaved and medians compared.
+
+Usage: python tools/bench.py [--layers N] [--examples N] [--steps N] [--repeats N] [--out FOLDER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+COLUMNS = ["measurement", "variant", "figure", "value", "ratio"]
+
+
+def measure(layers: int, examples: int, steps: int, repeats: int, batch_size: int = 16, max_length: int = 64) -> dict[str, Any]:
+    """Run the three measurements and return every figure (nothing printed)."""
+    import helpers
+    from helpers.callbacks import AppliedLRRecorder, EventRecorder
+    from helpers.data import load_reviews, select_examples, tokenize_reviews
+    from helpers.gradients import monitoring_overhead
+    from helpers.performance import compare_padding, default_clock, measurement_trainer, padding_strategies
+
+    import torch
+
+    helpers.setup_notebook(seed=0)
+    if not torch.cuda.is_available():
+        torch.set_num_threads(1)  # CPU seconds then count work, not threads waiting for each other (as in lesson 09)
+    model, tokenizer = helpers.load_model_and_tokenizer(num_layers=layers)
+    model.bert.embeddings.word_embeddings.weight.requires_grad_(False)  # as in lesson 09: its update blurs the ratios
+    train_set = tokenize_reviews(select_examples(load_reviews()["train"], examples), tokenizer, max_length)
+    output_dir = helpers.run_dir("bench")
+
+    def make_trainer(collator: Any = None, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
+        return measurement_trainer(model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, **overrides)
+
+    strategies = padding_strategies(tokenizer, max_length)
+    padding = compare_padding({name: make_trainer(s["collator"], **s["overrides"]) for name, s in strategies.items()},
+                              rounds=repeats)
+    step_trainer = lambda callbacks: make_trainer(callbacks=callbacks, max_steps=steps)  # noqa: E731
+    gradients = monitoring_overhead(step_trainer, steps=steps, repeats=repeats)
+    callbacks = monitoring_overhead(step_trainer, steps=steps, repeats=repeats, monitors={
+        "plain": lambda: [], "recording callbacks": lambda: [EventRecorder(), AppliedLRRecorder()]})
+    return {"settings": {"layers": layers, "examples": examples, "steps": steps, "repeats": repeats,
+                         "batch_size": batch_size, "max_length": max_length, "clock": default_clock(),
+                         "torch_threads": torch.get_num_threads(), "word_embeddings": "frozen"},
+            "machine": {"summary": helpers.hardware_summary(helpers.detect_hardware()), "python": platform.python_version(),
+                        "versions": helpers.versions()},
+            "padding": padding, "gradient_monitoring": gradients, "callbacks": callbacks}
+
+
+def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flatten the results into rows of ``COLUMNS`` for printing."""
+    for key in ("padding", "gradient_monitoring", "callbacks"):
+        if key not in results:
+            raise KeyError(f"results lack {key!r}; pass what measure() returned.")
+    rows: list[dict[str, Any]] = []
+    for name, figures in results["padding"].items():
+        rows.append({"measurement": "padding", "variant": name, "figure": "padded fraction",
+                     "value": figures["padded_fraction"], "ratio": None})
+        rows.append({"measurement": "padding", "variant": name, "figure": "epoch seconds",
+                     "value": figures["epoch_seconds"], "ratio": figures["time_ratio"]})
+    for key, label in (("gradient_monitoring", "gradient monitoring"), ("callbacks", "callback overhead")):
+        measured = results[key]
+        for name, seconds in measured["step_seconds"].items():
+            rows.append({"measurement": label, "variant": name, "figure": f"step seconds ({measured['clock']})",
+                         "value": seconds, "ratio": measured["ratio"][name]})
+    return rows
+
+
+def write_results(results: dict[str, Any], folder: Path = RESULTS) -> Path:
+    """Write the results as JSON to ``folder/bench-<UTC time>.json`` and return the path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"bench-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.json"
+    path.write_text(json.dumps(results, indent=2, sort_keys=True, default=str))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=2, help="encoder layers kept (1 to 6)")
+    parser.add_argument("--examples", type=int, default=512, help="training reviews (padding epoch)")
+    parser.add_argument("--steps", type=int, default=8, help="optimizer steps per overhead run")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds per variant")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON file")
+    options = parser.parse_args(argv)
+    from helpers.performance import format_table
+
+    started = time.perf_counter()
+    results = measure(options.layers, options.examples, options.steps, options.repeats)
+    results["wall_seconds"] = time.perf_counter() - started
+    print(format_table(table_rows(results), COLUMNS))
+    print(f"written to {write_results(results, options.out)} ({results['wall_seconds']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
