@@ -249,8 +249,14 @@ def tokenize_reviews(
         return tokenize_reviews(datasets.DatasetDict({"data": reviews}), tokenizer, max_length, None, keep_text)["data"]
     if not isinstance(reviews, datasets.DatasetDict):
         raise TypeError(f"reviews must be a datasets.DatasetDict or Dataset, got {type(reviews).__name__}.")
-    if max_length <= 0:
-        raise CourseDataError(f"max_length must be a positive number of tokens, got {max_length}.")
+    if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length <= 0:
+        raise CourseDataError(f"max_length must be a positive int (a number of tokens, such as profile.max_length), "
+                              f"got {max_length!r}.")
+    if not callable(tokenizer):
+        raise TypeError(f"tokenizer must be the course tokenizer (helpers.load_model_and_tokenizer() returns it), "
+                        f"got {type(tokenizer).__name__}.")
+    if sizes is not None and not isinstance(sizes, dict):
+        raise TypeError(f"sizes must be a dict such as {{'train': 200}}, got {type(sizes).__name__}.")
     sizes = sizes or {}
     unknown = set(sizes) - set(reviews)
     if unknown:
@@ -258,7 +264,11 @@ def tokenize_reviews(
     parts = {name: select_examples(split, sizes.get(name)) for name, split in reviews.items()}
     for name, split in parts.items():
         if len(split) == 0:
-            raise CourseDataError(f"Split {name!r} is empty; there is nothing to tokenize.")
+            raise CourseDataError(f"Split {name!r} is empty; there is nothing to tokenize. Pass a split with rows "
+                                  "(check the sizes you asked for, or the filter that emptied it).")
+        if "text" not in split.column_names:
+            raise CourseDataError(f"Split {name!r} has no 'text' column (its columns: {split.column_names}); "
+                                  "tokenize the output of helpers.load_reviews(), or rename your column to 'text'.")
     drop = [] if keep_text else [c for c in ("text", "movie") if c in next(iter(parts.values())).column_names]
 
     def encode(batch: dict[str, list[Any]]) -> Any:

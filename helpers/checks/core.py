@@ -136,3 +136,86 @@ def solution_source(obj: Any) -> str:
     if inspect.isfunction(obj) or inspect.isclass(obj):
         return textwrap.dedent(inspect.getsource(obj))
     return f"{obj!r}"
+
+
+# --- Validation of learners' code handed to a Trainer inside a checker ---------------------------------------
+
+def require_metrics_dict(result: Any, name: str = "compute_metrics") -> dict[str, float]:
+    """Return ``result`` if it is what ``Trainer`` expects from ``compute_metrics``; raise :class:`Wrong` if not.
+
+    The Trainer wants a dict that maps metric names (str) to numbers. Anything else fails later, deep inside
+    evaluation, with a message that does not point at the learner's function; this check points at it.
+    """
+    import numbers
+
+    if not isinstance(result, dict):
+        raise Wrong(f"{name} returned {type(result).__name__} ({result!r:.60}); it must return a dict such as "
+                    "{'accuracy': 0.8}, mapping each metric name to a number.")
+    for key, value in result.items():
+        if not isinstance(key, str):
+            raise Wrong(f"{name} returned a dict with the key {key!r}; metric names must be strings such as 'accuracy'.")
+        if isinstance(value, bool) or not isinstance(value, numbers.Number) and not _is_scalar_array(value):
+            raise Wrong(f"{name} returned {key!r}: {type(value).__name__}; each metric must be a single number "
+                        "(use float(...) on a NumPy scalar or a one-element array).")
+    return result
+
+
+def _is_scalar_array(value: Any) -> bool:
+    return getattr(value, "shape", None) == () and getattr(value, "dtype", None) is not None
+
+
+def require_callback_result(result: Any, event: str, callback_name: str = "your callback") -> None:
+    """Raise :class:`Wrong` unless an event returned ``None`` or a ``TrainerControl``.
+
+    The Trainer replaces its ``control`` with whatever an event returns (when it is not ``None``), so returning
+    ``True`` or the ``state`` breaks the run a few lines later with an unrelated ``AttributeError``.
+    """
+    from transformers import TrainerControl
+
+    if result is not None and not isinstance(result, TrainerControl):
+        raise Wrong(f"{callback_name}.{event} returned {type(result).__name__}; an event must return None or the "
+                    "`control` object it received (set its flags, e.g. control.should_training_stop = True).")
+
+
+def validated_compute_metrics(function: Callable[[Any], Any], name: str = "compute_metrics") -> Callable[[Any], Any]:
+    """Wrap a learner's ``compute_metrics`` so a wrong return type is reported as :class:`Wrong`, clearly."""
+    if not callable(function):
+        raise Wrong(f"{name} must be a function that takes an EvalPrediction, got {type(function).__name__}.")
+
+    def checked(prediction: Any) -> dict[str, float]:
+        return require_metrics_dict(function(prediction), name)
+
+    return checked
+
+
+def validated_callback(callback: Any) -> Any:
+    """Wrap a learner's callback (instance or class) so each event's return value is checked.
+
+    Returns a ``TrainerCallback`` that forwards every event to ``callback`` and raises :class:`Wrong` (see
+    :func:`require_callback_result`) when one returns something other than ``None`` or the control.
+    """
+    from transformers import TrainerCallback
+
+    if isinstance(callback, type):
+        if not issubclass(callback, TrainerCallback):
+            raise Wrong(f"{callback.__name__} must inherit transformers.TrainerCallback.")
+        callback = callback()
+    if not isinstance(callback, TrainerCallback):
+        raise Wrong(f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}.")
+    from helpers.callbacks import callback_event_names
+
+    class ValidatedCallback(TrainerCallback):
+        wrapped = callback
+
+    def forward(event: str) -> Callable[..., Any]:
+        def method(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            result = getattr(callback, event)(args, state, control, **kwargs)
+            require_callback_result(result, event, type(callback).__name__)
+            return result
+
+        method.__name__ = event
+        return method
+
+    for event in callback_event_names():
+        setattr(ValidatedCallback, event, forward(event))
+    return ValidatedCallback()

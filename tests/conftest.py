@@ -1,0 +1,58 @@
+"""Test-session set-up: no network beyond this machine, for the tests and for every process they start.
+
+The course promises to run offline. This file installs the offline guard (``tools/network_guard``) in the
+pytest process and exports ``COURSE_NETWORK_GUARD=1`` and ``PYTHONPATH=tools/network_guard`` so that each
+Python subprocess, including the Jupyter kernels nbmake starts for the notebooks, installs it too
+(``sitecustomize.py``). Every blocked attempt is written to a log file; a test during which one happened
+fails and names the code that tried, and so does the session, even when a library caught the error.
+Loopback (127.0.0.0/8, ::1, Unix sockets) stays open: Jupyter kernels talk to pytest over it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GUARD_DIR = ROOT / "tools" / "network_guard"
+sys.path.insert(0, str(GUARD_DIR))
+import course_network_guard  # noqa: E402
+
+_LOG = Path(tempfile.mkdtemp(prefix="course-network-guard-")) / "blocked.log"
+_LOG.touch()
+os.environ[course_network_guard.ENABLE_ENV] = "1"
+os.environ[course_network_guard.LOG_ENV] = str(_LOG)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GUARD_DIR), os.environ.get("PYTHONPATH")]))
+for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ.setdefault(_name, "1")
+course_network_guard.install()
+
+
+def blocked_attempts() -> list[str]:
+    """Every attempt the guard has blocked so far, in this process and its subprocesses."""
+    return [line for line in _LOG.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _no_network_during_test() -> Iterator[None]:
+    """Fail the test if it (or a process it started) tried to reach the network, even if the error was caught.
+
+    The guard's own tests trigger it on purpose; they point ``COURSE_NETWORK_GUARD_LOG`` at a file of their own.
+    """
+    before = len(blocked_attempts())
+    yield
+    new = blocked_attempts()[before:]
+    assert not new, "this test tried to use the network (the course must run offline):\n" + "\n".join(new)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Notebooks run in kernels outside this file's fixtures: any attempt they logged fails the session."""
+    attempts = blocked_attempts()
+    if attempts:
+        sys.stderr.write("\nNetwork access was attempted during the tests (blocked):\n" + "\n".join(attempts) + "\n")
+        session.exitstatus = 1
