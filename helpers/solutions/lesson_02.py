@@ -1,0 +1,47 @@
+"""Reference solutions and realistic wrong answers for lesson 02's exercises."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Exercise 1: effective batch 16, at most 4 reviews per forward pass, exactly 3 optimizer updates.
+batching_settings = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 3}
+
+WRONG_BATCHING: list[Any] = [
+    {"per_device_train_batch_size": 16, "max_steps": 3},  # the whole batch in one forward pass
+    {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 12},  # counts batches
+    {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "num_train_epochs": 1},  # 4 updates
+]
+
+
+# Exercise 2: the parameters Trainer leaves out of weight decay.
+def names_without_decay(model):
+    """Every bias and every LayerNorm parameter: what Trainer puts in the weight_decay=0.0 group."""
+    import torch
+
+    layer_norms = {name for name, module in model.named_modules() if isinstance(module, torch.nn.LayerNorm)}
+    return [name for name, _ in model.named_parameters()
+            if name.endswith("bias") or name.rsplit(".", 1)[0] in layer_norms]
+
+
+def _only_biases(model):
+    return [name for name, _ in model.named_parameters() if name.endswith("bias")]
+
+
+def _only_layer_norms(model):
+    return [name for name, _ in model.named_parameters() if "LayerNorm" in name]
+
+
+WRONG_NO_DECAY: list[Any] = [_only_biases, _only_layer_norms]
+
+# Exercise 3: keep the checkpoint with the best eval accuracy, at most 2 on disk, evaluate every 2 updates.
+best_model_settings = {
+    "eval_strategy": "steps", "eval_steps": 2, "save_strategy": "steps", "save_steps": 2, "save_total_limit": 2,
+    "load_best_model_at_end": True, "metric_for_best_model": "accuracy",
+}
+
+WRONG_BEST_MODEL: list[Any] = [
+    {**best_model_settings, "metric_for_best_model": None},  # falls back to the eval loss
+    {**best_model_settings, "greater_is_better": False},
+    {**best_model_settings, "save_strategy": "epoch"},  # refused: save and eval strategies differ
+]
