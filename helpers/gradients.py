@@ -251,7 +251,9 @@ def monitoring_overhead(
             (:class:`GradientNormRecorder`) and ``seed_style`` (:class:`SeedStyleGradientPrinter` into a StringIO).
         warmup_steps: steps dropped from the front of each run.
         clock: ``"cpu"`` or ``"wall"`` (see :class:`StepTimer`); ``None`` picks ``"wall"`` on a CUDA GPU, where the
-            work runs on the device, and ``"cpu"`` otherwise.
+            work runs on the device, and ``"cpu"`` otherwise. With the CPU clock torch runs on one thread for the
+            measurement (and is restored after): idle OpenMP worker threads spin between small operations and bill
+            that spinning as CPU time, which swamps the few milliseconds a monitor costs.
 
     Returns:
         ``{"step_seconds": {name: median seconds per step}, "ratio": {name: median / plain median},
@@ -266,20 +268,26 @@ def monitoring_overhead(
         raise ValueError("monitors must include a 'plain' entry (the baseline the ratios are taken against).")
     clock = clock if clock is not None else ("wall" if torch.cuda.is_available() else "cpu")
     timed: dict[str, list[float]] = {name: [] for name in monitors}
-    for _ in range(repeats):
-        for name, factory in monitors.items():
-            timer = StepTimer(clock=clock)
-            trainer = make_trainer([timer, *factory()])
-            trainer.args.max_steps = steps
-            trainer.train()
-            if len(timer.seconds) < steps:
-                raise RuntimeError(f"the '{name}' run took {len(timer.seconds)} steps, not {steps}: give "
-                                   "make_trainer enough training data for that many steps.")
-            timed[name].extend(timer.seconds[warmup_steps:])
+    threads = torch.get_num_threads()
+    if clock == "cpu":
+        torch.set_num_threads(1)
+    try:
+        for _ in range(repeats):
+            for name, factory in monitors.items():
+                timer = StepTimer(clock=clock)
+                trainer = make_trainer([timer, *factory()])
+                trainer.args.max_steps = steps
+                trainer.train()
+                if len(timer.seconds) < steps:
+                    raise RuntimeError(f"the '{name}' run took {len(timer.seconds)} steps, not {steps}: give "
+                                       "make_trainer enough training data for that many steps.")
+                timed[name].extend(timer.seconds[warmup_steps:])
+    finally:
+        torch.set_num_threads(threads)
     medians = {name: statistics.median(values) for name, values in timed.items()}
     return {"step_seconds": medians, "ratio": {name: medians[name] / medians["plain"] for name in medians},
             "steps_timed": {name: len(values) for name, values in timed.items()}, "repeats": repeats,
-            "clock": clock}
+            "clock": clock, "threads": 1 if clock == "cpu" else threads}
 
 
 def direct_group_norms(model: torch.nn.Module, group_by: Callable[[str], str] = layer_group) -> dict[str, float]:
