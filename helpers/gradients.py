@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import io
 import re
-import statistics
 import sys
-import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -26,9 +24,11 @@ from typing import Any, TextIO
 import torch
 from transformers import TrainerCallback
 
+from helpers.performance import default_clock, medians, ratios, timed_train
+
 _NUMBERED = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 
-__all__ = ["GradientNormRecorder", "SeedStyleGradientPrinter", "CLOCKS", "StepTimer", "direct_group_norms",
+__all__ = ["GradientNormRecorder", "SeedStyleGradientPrinter", "direct_group_norms",
            "group_gradient_norms", "layer_group", "monitoring_overhead", "parameter_groups"]
 
 
@@ -189,39 +189,6 @@ class SeedStyleGradientPrinter(TrainerCallback):
                 self.lines_printed += 1
 
 
-CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
-@dataclass
-class StepTimer(TrainerCallback):
-    """Time of each optimizer step, from ``on_step_begin`` to ``on_step_end`` (``seconds[i]`` for step i).
-
-    Attributes:
-        clock: ``"cpu"`` (CPU seconds of this process, all threads: steady when other programs share the machine)
-            or ``"wall"`` (elapsed seconds; on CUDA the device is synchronized before each reading).
-    """
-
-    clock: str = "cpu"
-    seconds: list[float] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.clock not in CLOCKS:
-            raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {self.clock!r}.")
-        self._read = CLOCKS[self.clock]
-        self._started = 0.0
-
-    def _now(self) -> float:
-        if self.clock == "wall" and torch.cuda.is_available():
-            torch.cuda.synchronize()
-        return self._read()
-
-    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._started = self._now()
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.seconds.append(self._now() - self._started)
-
-
 def _default_monitors(every: int) -> dict[str, Callable[[], list[TrainerCallback]]]:
     return {
         "plain": lambda: [],
@@ -250,8 +217,9 @@ def monitoring_overhead(
         monitors: name -> factory of the callbacks to add; the default compares ``plain``, ``efficient``
             (:class:`GradientNormRecorder`) and ``seed_style`` (:class:`SeedStyleGradientPrinter` into a StringIO).
         warmup_steps: steps dropped from the front of each run.
-        clock: ``"cpu"`` or ``"wall"`` (see :class:`StepTimer`); ``None`` picks ``"wall"`` on a CUDA GPU, where the
-            work runs on the device, and ``"cpu"`` otherwise. With the CPU clock torch runs on one thread for the
+        clock: ``"cpu"`` or ``"wall"`` (see ``helpers.performance.StepTimer``); ``None`` uses
+            ``helpers.performance.default_clock``: ``"wall"`` on a CUDA GPU, where the work runs on the device, and
+            ``"cpu"`` otherwise. With the CPU clock torch runs on one thread for the
             measurement (and is restored after): idle OpenMP worker threads spin between small operations and bill
             that spinning as CPU time, which swamps the few milliseconds a monitor costs.
 
@@ -266,7 +234,7 @@ def monitoring_overhead(
     monitors = monitors if monitors is not None else _default_monitors(every)
     if "plain" not in monitors:
         raise ValueError("monitors must include a 'plain' entry (the baseline the ratios are taken against).")
-    clock = clock if clock is not None else ("wall" if torch.cuda.is_available() else "cpu")
+    clock = clock if clock is not None else default_clock()
     timed: dict[str, list[float]] = {name: [] for name in monitors}
     threads = torch.get_num_threads()
     if clock == "cpu":
@@ -274,18 +242,17 @@ def monitoring_overhead(
     try:
         for _ in range(repeats):
             for name, factory in monitors.items():
-                timer = StepTimer(clock=clock)
-                trainer = make_trainer([timer, *factory()])
+                trainer = make_trainer(factory())
                 trainer.args.max_steps = steps
-                trainer.train()
-                if len(timer.seconds) < steps:
-                    raise RuntimeError(f"the '{name}' run took {len(timer.seconds)} steps, not {steps}: give "
+                seconds = timed_train(trainer, clock)
+                if len(seconds) < steps:
+                    raise RuntimeError(f"the '{name}' run took {len(seconds)} steps, not {steps}: give "
                                        "make_trainer enough training data for that many steps.")
-                timed[name].extend(timer.seconds[warmup_steps:])
+                timed[name].extend(seconds[warmup_steps:])
     finally:
         torch.set_num_threads(threads)
-    medians = {name: statistics.median(values) for name, values in timed.items()}
-    return {"step_seconds": medians, "ratio": {name: medians[name] / medians["plain"] for name in medians},
+    step_medians = medians(timed)
+    return {"step_seconds": step_medians, "ratio": ratios(step_medians, "plain"),
             "steps_timed": {name: len(values) for name, values in timed.items()}, "repeats": repeats,
             "clock": clock, "threads": 1 if clock == "cpu" else threads}
 

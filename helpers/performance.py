@@ -3,7 +3,7 @@
 Shared by lesson 09 and ``tools/bench.py``. What the lesson teaches (which switch to flip, and why) stays in
 the notebook; this module only measures, and measures the same way everywhere:
 
-* :func:`timed_train` times each optimizer step of a real ``Trainer`` run with ``helpers.gradients.StepTimer``
+* :func:`timed_train` times each optimizer step of a real ``Trainer`` run with :class:`StepTimer`
   (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
 * :func:`interleaved` runs several variants in rotating order, round after round, so that a machine that gets
   busier or quieter during the run slows every variant alike; compare the medians it returns.
@@ -15,15 +15,53 @@ the notebook; this module only measures, and measures the same way everywhere:
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from transformers import TrainerCallback
+
 from helpers.data import padding_stats
-from helpers.gradients import StepTimer
 
 
 class PerformanceError(ValueError):
     """Raised when a measurement is asked for with inputs that cannot give a meaningful figure."""
+
+
+CLOCKS: dict[str, Callable[[], float]] = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+@dataclass
+class StepTimer(TrainerCallback):
+    """Time of each optimizer step, from ``on_step_begin`` to ``on_step_end`` (``seconds[i]`` for step i).
+
+    Attributes:
+        clock: ``"cpu"`` (CPU seconds of this process, all threads: steady when other programs share the machine)
+            or ``"wall"`` (elapsed seconds; on CUDA the device is synchronized before each reading).
+    """
+
+    clock: str = "cpu"
+    seconds: list[float] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {sorted(CLOCKS)}, got {self.clock!r}.")
+        self._read = CLOCKS[self.clock]
+        self._started = 0.0
+
+    def _now(self) -> float:
+        import torch
+
+        if self.clock == "wall" and torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return self._read()
+
+    def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._started = self._now()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seconds.append(self._now() - self._started)
 
 
 def default_clock() -> str:
@@ -34,7 +72,7 @@ def default_clock() -> str:
 
 
 def timed_train(trainer: Any, clock: str | None = None) -> list[float]:
-    """Run ``trainer.train()`` with a fresh ``helpers.gradients.StepTimer`` and return the seconds of each step.
+    """Run ``trainer.train()`` with a fresh :class:`StepTimer` and return the seconds of each step.
 
     The Trainer fetches a step's batches before ``on_step_begin``, so data loading is not in these figures.
     On CUDA the allocator's peak is reset first, so :func:`cuda_peak_mib` afterwards reads this run's peak.

@@ -12,13 +12,13 @@ from torch import nn
 from helpers.gradients import (
     GradientNormRecorder,
     SeedStyleGradientPrinter,
-    StepTimer,
     direct_group_norms,
     group_gradient_norms,
     layer_group,
     monitoring_overhead,
     parameter_groups,
 )
+from helpers.performance import StepTimer
 
 
 class TinyClassifier(nn.Module):
