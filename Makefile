@@ -8,11 +8,12 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
            TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0
 
-.PHONY: datasheet venv lab test unit notebooks execute bench participant-copies set-repo test-latest clean help
+.PHONY: datasheet venv lab test unit lint format notebooks execute bench participant-copies set-repo test-latest clean help
 
 help:
 	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
 	@echo "make test     - create .venv if missing, run the unit tests and every notebook (nbmake), offline"
+	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON)"
 	@echo "make participant-copies - learner copies without solutions or outputs, in participant_copies/"
@@ -32,13 +33,21 @@ venv: $(STAMP)
 lab: venv
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
+lint: venv
+	$(VENV)/bin/ruff check helpers tools tests notebooks
+	$(VENV)/bin/ruff format --check helpers tools tests notebooks
+
+format: venv
+	$(VENV)/bin/ruff check --fix helpers tools tests notebooks
+	$(VENV)/bin/ruff format helpers tools tests notebooks
+
 unit: venv
 	$(OFFLINE) $(PY) -m pytest tests -q
 
 notebooks: venv
 	$(OFFLINE) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
 
-test: venv
+test: venv lint
 	$(OFFLINE) $(PY) -m pytest -q --durations=20 tests --nbmake --nbmake-timeout=300 notebooks
 
 execute: venv

@@ -17,20 +17,35 @@ warnings.filterwarnings("ignore", message="IProgress not found")
 from helpers.data import load_reviews, tokenize_reviews
 from helpers.device import CourseProfile, course_profile, detect_hardware, hardware_summary, seed_everything, versions
 from helpers.models import load_model_and_tokenizer
+from helpers.trainers import quiet
 
-__all__ = ["CourseProfile", "course_profile", "load_model_and_tokenizer", "load_reviews", "seed_everything",
-           "run_dir", "setup_notebook", "tokenize_reviews"]
+__all__ = [
+    "CourseProfile",
+    "course_profile",
+    "load_model_and_tokenizer",
+    "load_reviews",
+    "quiet",
+    "seed_everything",
+    "run_dir",
+    "setup_notebook",
+    "tokenize_reviews",
+]
 
 SEED = 42
 
 
 def _quiet_libraries() -> None:
-    """Hide progress bars and chatter that would bury the lesson's own output."""
+    """Hide the libraries' download and map progress bars that would bury the lesson's own output.
+
+    The transformers log level stays at its default, WARNING, on purpose: ``TrainingArguments.disable_tqdm``
+    defaults to ``True`` when the level is above WARNING, and the Trainer then prints raw log dicts
+    (``PrinterCallback``) instead of its notebook progress table. Lesson 01 shows it.
+    """
     import datasets
     import transformers
 
     datasets.disable_progress_bars()
-    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.set_verbosity_warning()
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("accelerate").setLevel(logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -38,36 +53,40 @@ def _quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message=".*pin_memory.*no accelerator.*")
 
 
-def setup_notebook(seed: int = SEED, profile: str | None = None, quiet: bool = True) -> CourseProfile:
+def setup_notebook(seed: int = SEED, profile: str | None = None, hide_progress_bars: bool = True) -> CourseProfile:
     """What the set-up cell of every notebook calls: seed, pick device and profile, print them.
 
     Args:
         seed: the seed for Python, NumPy and torch.
         profile: force a profile (``cpu``, ``cuda``, ``mps``); ``None`` reads ``COURSE_PROFILE`` or the hardware.
-        quiet: hide library progress bars and info logs.
+        hide_progress_bars: hide the libraries' download, loading and map progress bars.
 
     Returns:
         The :class:`~helpers.device.CourseProfile` the notebook should use.
     """
     from helpers.plots import apply_course_style
 
-    if quiet:
+    if hide_progress_bars:
         _quiet_libraries()
     apply_course_style()
     hardware = detect_hardware()
     chosen = course_profile(profile, hardware=hardware)
     seed_everything(seed)
     found = versions()
-    print(f"transformers {found['transformers']} | torch {found['torch']} | datasets {found['datasets']} "
-          f"| Python {found['python']}")
+    print(
+        f"transformers {found['transformers']} | torch {found['torch']} | datasets {found['datasets']} "
+        f"| Python {found['python']}"
+    )
     print(f"hardware: {hardware_summary(hardware)}")
-    sizes = (f"layers={chosen.num_layers}, train={chosen.train_examples or 'all'}, max_length={chosen.max_length}, "
-             f"batch={chosen.batch_size}, epochs={chosen.num_train_epochs:g}, precision={chosen.precision}")
+    sizes = (
+        f"layers={chosen.num_layers}, train={chosen.train_examples or 'all'}, max_length={chosen.max_length}, "
+        f"batch={chosen.batch_size}, epochs={chosen.num_train_epochs:g}, precision={chosen.precision}"
+    )
     print(f"profile: {chosen.name} (device {chosen.device}; {sizes}) | seed {seed}")
     return chosen
 
 
-def run_dir(name: str, clean: bool = True) -> "os.PathLike[str]":
+def run_dir(name: str, clean: bool = True) -> os.PathLike[str]:
     """A scratch folder ``runs/<name>`` at the repository root (gitignored) for Trainer outputs.
 
     Args:

@@ -19,8 +19,13 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-CONTROL_FLAGS: tuple[str, ...] = ("should_training_stop", "should_epoch_stop", "should_save", "should_evaluate",
-                                  "should_log")
+CONTROL_FLAGS: tuple[str, ...] = (
+    "should_training_stop",
+    "should_epoch_stop",
+    "should_save",
+    "should_evaluate",
+    "should_log",
+)
 
 
 def callback_event_names() -> list[str]:
@@ -32,7 +37,9 @@ def callback_event_names() -> list[str]:
 
 def _check_event(event: str) -> None:
     if event not in callback_event_names():
-        raise ValueError(f"{event!r} is not a TrainerCallback event; the installed version has {callback_event_names()}.")
+        raise ValueError(
+            f"{event!r} is not a TrainerCallback event; the installed version has {callback_event_names()}."
+        )
 
 
 def _raised_flags(control: Any) -> frozenset[str]:
@@ -67,8 +74,17 @@ class EventRecorder(TrainerCallback):
 
     def _record(self, event: str, state: Any, control: Any, kwargs: dict[str, Any]) -> None:
         given = tuple(sorted(name for name, value in kwargs.items() if value is not None))
-        self.records.append(EventRecord(len(self.records), event, int(state.global_step), state.epoch,
-                                        tuple(sorted(kwargs)), given, _raised_flags(control)))
+        self.records.append(
+            EventRecord(
+                len(self.records),
+                event,
+                int(state.global_step),
+                state.epoch,
+                tuple(sorted(kwargs)),
+                given,
+                _raised_flags(control),
+            )
+        )
 
     def counts(self) -> dict[str, int]:
         """Number of times each event fired (every defined event appears, with 0 if it never fired)."""
@@ -136,7 +152,7 @@ class LogRecorder(TrainerCallback):
         self.entries.append((int(state.global_step), dict(logs)))
 
     def with_key(self, key: str) -> list[tuple[int, dict[str, Any]]]:
-        """The entries that contain ``key`` (for example ``"loss"`` for training logs, ``"eval_loss"`` for evaluations)."""
+        """The entries that contain ``key``: ``"loss"`` for training logs, ``"eval_loss"`` for evaluations."""
         return [(step, logs) for step, logs in self.entries if key in logs]
 
 
@@ -148,8 +164,15 @@ class StateRecorder(TrainerCallback):
     recorded by length, so the snapshot stays small).
     """
 
-    fields: tuple[str, ...] = ("global_step", "epoch", "max_steps", "num_input_tokens_seen", "total_flos",
-                               "best_metric", "log_history")
+    fields: tuple[str, ...] = (
+        "global_step",
+        "epoch",
+        "max_steps",
+        "num_input_tokens_seen",
+        "total_flos",
+        "best_metric",
+        "log_history",
+    )
     event: str = "on_step_end"
     snapshots: list[dict[str, Any]] = field(default_factory=list)
 
@@ -160,8 +183,7 @@ class StateRecorder(TrainerCallback):
     def _snapshot(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         missing = [name for name in self.fields if not hasattr(state, name)]
         if missing:
-            raise AttributeError(f"TrainerState has no field(s) {missing}; this version has "
-                                 f"{sorted(vars(state))}.")
+            raise AttributeError(f"TrainerState has no field(s) {missing}; this version has {sorted(vars(state))}.")
         snapshot = {}
         for name in self.fields:
             value = getattr(state, name)
@@ -238,6 +260,7 @@ def flag_effect(baseline: dict[str, Any], probed: dict[str, Any]) -> str:
         missing = [step for step in sorted(set(baseline[action]) - set(probed[action])) if step <= probed["last_step"]]
         changes += [f"+{action}@{step}" for step in extra] + [f"-{action}@{step}" for step in missing]
     if probed["epoch_steps"] != baseline["epoch_steps"]:
+
         def shown(counts: tuple[int, ...]) -> str:
             return "+".join(str(count) for count in counts)
 

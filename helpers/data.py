@@ -189,7 +189,9 @@ def _load_hub() -> datasets.DatasetDict:
             f"Could not download {HUB_DATASET} from the Hub ({type(error).__name__}: {error}). "
             "Check the internet connection, or use source='local', which needs no network."
         ) from error
-    features = datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(LABEL_NAMES))})
+    features = datasets.Features(
+        {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(LABEL_NAMES))}
+    )
     return datasets.DatasetDict(
         {name: hub[name].cast(features) for name in SPLIT_NAMES}  # the Hub copy has no movie column
     )
@@ -250,25 +252,34 @@ def tokenize_reviews(
     if not isinstance(reviews, datasets.DatasetDict):
         raise TypeError(f"reviews must be a datasets.DatasetDict or Dataset, got {type(reviews).__name__}.")
     if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length <= 0:
-        raise CourseDataError(f"max_length must be a positive int (a number of tokens, such as profile.max_length), "
-                              f"got {max_length!r}.")
+        raise CourseDataError(
+            f"max_length must be a positive int (a number of tokens, such as profile.max_length), got {max_length!r}."
+        )
     if not callable(tokenizer):
-        raise TypeError(f"tokenizer must be the course tokenizer (helpers.load_model_and_tokenizer() returns it), "
-                        f"got {type(tokenizer).__name__}.")
+        raise TypeError(
+            f"tokenizer must be the course tokenizer (helpers.load_model_and_tokenizer() returns it), "
+            f"got {type(tokenizer).__name__}."
+        )
     if sizes is not None and not isinstance(sizes, dict):
         raise TypeError(f"sizes must be a dict such as {{'train': 200}}, got {type(sizes).__name__}.")
     sizes = sizes or {}
     unknown = set(sizes) - set(reviews)
     if unknown:
-        raise CourseDataError(f"sizes names splits {sorted(unknown)} that do not exist; the splits are {sorted(reviews)}.")
+        raise CourseDataError(
+            f"sizes names splits {sorted(unknown)} that do not exist; the splits are {sorted(reviews)}."
+        )
     parts = {name: select_examples(split, sizes.get(name)) for name, split in reviews.items()}
     for name, split in parts.items():
         if len(split) == 0:
-            raise CourseDataError(f"Split {name!r} is empty; there is nothing to tokenize. Pass a split with rows "
-                                  "(check the sizes you asked for, or the filter that emptied it).")
+            raise CourseDataError(
+                f"Split {name!r} is empty; there is nothing to tokenize. Pass a split with rows "
+                "(check the sizes you asked for, or the filter that emptied it)."
+            )
         if "text" not in split.column_names:
-            raise CourseDataError(f"Split {name!r} has no 'text' column (its columns: {split.column_names}); "
-                                  "tokenize the output of helpers.load_reviews(), or rename your column to 'text'.")
+            raise CourseDataError(
+                f"Split {name!r} has no 'text' column (its columns: {split.column_names}); "
+                "tokenize the output of helpers.load_reviews(), or rename your column to 'text'."
+            )
     drop = [] if keep_text else [c for c in ("text", "movie") if c in next(iter(parts.values())).column_names]
 
     def encode(batch: dict[str, list[Any]]) -> Any:

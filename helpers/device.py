@@ -94,19 +94,49 @@ _PROFILES: dict[str, CourseProfile] = {
     # Measured on a 2-core CPU: 6 layers, 2,000 reviews, batch 16, 1 epoch trains in about 50 s and reaches
     # about 0.78 test accuracy. With 4 layers it is faster but stays near 0.57 (the majority class).
     "cpu": CourseProfile(
-        name="cpu", device="cpu", num_layers=6, train_examples=2000, eval_examples=800, max_length=64,
-        batch_size=16, eval_batch_size=128, num_train_epochs=1, learning_rate=1e-4, precision="fp32",
-        demo_examples=64, demo_layers=2,
+        name="cpu",
+        device="cpu",
+        num_layers=6,
+        train_examples=2000,
+        eval_examples=800,
+        max_length=64,
+        batch_size=16,
+        eval_batch_size=128,
+        num_train_epochs=1,
+        learning_rate=1e-4,
+        precision="fp32",
+        demo_examples=64,
+        demo_layers=2,
     ),
     "cuda": CourseProfile(
-        name="cuda", device="cuda", num_layers=6, train_examples=None, eval_examples=None, max_length=128,
-        batch_size=32, eval_batch_size=256, num_train_epochs=3, learning_rate=5e-5, precision="bf16",
-        demo_examples=512, demo_layers=6,
+        name="cuda",
+        device="cuda",
+        num_layers=6,
+        train_examples=None,
+        eval_examples=None,
+        max_length=128,
+        batch_size=32,
+        eval_batch_size=256,
+        num_train_epochs=3,
+        learning_rate=5e-5,
+        precision="bf16",
+        demo_examples=512,
+        demo_layers=6,
     ),
     "mps": CourseProfile(
-        name="mps", device="mps", num_layers=6, train_examples=4000, eval_examples=None, max_length=64,
-        batch_size=32, eval_batch_size=128, num_train_epochs=1, learning_rate=1e-4, precision="fp32",
-        demo_examples=256, demo_layers=6,
+        name="mps",
+        device="mps",
+        num_layers=6,
+        train_examples=4000,
+        eval_examples=None,
+        max_length=64,
+        batch_size=32,
+        eval_batch_size=128,
+        num_train_epochs=1,
+        learning_rate=1e-4,
+        precision="fp32",
+        demo_examples=256,
+        demo_layers=6,
     ),
 }
 
@@ -124,8 +154,15 @@ def detect_hardware() -> Hardware:
         name, memory = props.name, round(props.total_memory / 2**30, 1)
         capability = (props.major, props.minor)
         bf16 = bool(torch.cuda.is_bf16_supported())
-    return Hardware(cuda=cuda, mps=mps, gpu_name=name, gpu_memory_gib=memory, bf16_supported=bf16,
-                    compute_capability=capability, cpu_cores=os.cpu_count() or 1)
+    return Hardware(
+        cuda=cuda,
+        mps=mps,
+        gpu_name=name,
+        gpu_memory_gib=memory,
+        bf16_supported=bf16,
+        compute_capability=capability,
+        cpu_cores=os.cpu_count() or 1,
+    )
 
 
 def course_profile(name: str | None = None, hardware: Hardware | None = None) -> CourseProfile:
@@ -151,11 +188,15 @@ def course_profile(name: str | None = None, hardware: Hardware | None = None) ->
     profile = _PROFILES[requested.lower()]
     if profile.device == "cuda":
         if not hardware.cuda:
-            raise CourseProfileError(f"Profile 'cuda' needs an NVIDIA GPU and none was found. Use 'cpu' or unset {PROFILE_ENV}.")
+            raise CourseProfileError(
+                f"Profile 'cuda' needs an NVIDIA GPU and none was found. Use 'cpu' or unset {PROFILE_ENV}."
+            )
         if not hardware.bf16_supported:  # T4 and older: fp16 mixed precision instead
             profile = replace(profile, precision="fp16")
     if profile.device == "mps" and not hardware.mps:
-        raise CourseProfileError(f"Profile 'mps' needs Apple silicon with MPS and none was found. Use 'cpu' or unset {PROFILE_ENV}.")
+        raise CourseProfileError(
+            f"Profile 'mps' needs Apple silicon with MPS and none was found. Use 'cpu' or unset {PROFILE_ENV}."
+        )
     return profile
 
 
@@ -181,8 +222,20 @@ def versions() -> dict[str, str]:
     """Versions of Python and every course package (``missing`` where not installed)."""
     from importlib import metadata
 
-    packages = ["transformers", "torch", "datasets", "accelerate", "evaluate", "scikit-learn", "matplotlib",
-                "numpy", "safetensors", "tokenizers", "jupyterlab", "nbmake"]
+    packages = [
+        "transformers",
+        "torch",
+        "datasets",
+        "accelerate",
+        "evaluate",
+        "scikit-learn",
+        "matplotlib",
+        "numpy",
+        "safetensors",
+        "tokenizers",
+        "jupyterlab",
+        "nbmake",
+    ]
     found = {"python": platform.python_version()}
     for package in packages:
         try:
@@ -195,8 +248,10 @@ def versions() -> dict[str, str]:
 def hardware_summary(hardware: Hardware) -> str:
     """One line that says what this machine has."""
     if hardware.cuda:
-        return (f"CUDA GPU: {hardware.gpu_name}, {hardware.gpu_memory_gib} GiB, compute capability "
-                f"{hardware.compute_capability}, bf16 {'yes' if hardware.bf16_supported else 'no'}")
+        return (
+            f"CUDA GPU: {hardware.gpu_name}, {hardware.gpu_memory_gib} GiB, compute capability "
+            f"{hardware.compute_capability}, bf16 {'yes' if hardware.bf16_supported else 'no'}"
+        )
     if hardware.mps:
         return "Apple GPU (MPS)"
     return f"CPU only, {hardware.cpu_cores} cores"

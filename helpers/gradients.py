@@ -28,8 +28,15 @@ from helpers.performance import default_clock, medians, ratios, timed_train
 
 _NUMBERED = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 
-__all__ = ["GradientNormRecorder", "SeedStyleGradientPrinter", "direct_group_norms",
-           "group_gradient_norms", "layer_group", "monitoring_overhead", "parameter_groups"]
+__all__ = [
+    "GradientNormRecorder",
+    "SeedStyleGradientPrinter",
+    "direct_group_norms",
+    "group_gradient_norms",
+    "layer_group",
+    "monitoring_overhead",
+    "parameter_groups",
+]
 
 
 def layer_group(name: str) -> str:
@@ -39,7 +46,9 @@ def layer_group(name: str) -> str:
     ``bert.embeddings.word_embeddings.weight`` -> ``bert.embeddings``; ``classifier.weight`` -> ``classifier``.
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a parameter name such as 'bert.encoder.layer.0.output.dense.weight', got {name!r}.")
+        raise ValueError(
+            f"name must be a parameter name such as 'bert.encoder.layer.0.output.dense.weight', got {name!r}."
+        )
     numbered = _NUMBERED.match(name)
     if numbered:
         return numbered.group(1)
@@ -68,8 +77,10 @@ def parameter_groups(
         if parameter.requires_grad and (keep is None or keep(name)):
             groups.setdefault(group_by(name), []).append(parameter)
     if not groups:
-        raise ValueError("no trainable parameter matched; check the `keep` filter and that the model has trainable "
-                         "parameters (requires_grad=True).")
+        raise ValueError(
+            "no trainable parameter matched; check the `keep` filter and that the model has trainable "
+            "parameters (requires_grad=True)."
+        )
     return groups
 
 
@@ -142,7 +153,8 @@ class GradientNormRecorder(TrainerCallback):
         if step in self.snapshot_steps:
             self.snapshots[step] = {
                 name: torch.cat([p.grad.detach().flatten().float().cpu() for p in params if p.grad is not None])
-                for name, params in self._groups.items() if any(p.grad is not None for p in params)
+                for name, params in self._groups.items()
+                if any(p.grad is not None for p in params)
             }
         if step % self.every:
             return
@@ -183,9 +195,9 @@ class SeedStyleGradientPrinter(TrainerCallback):
         for name, param in model.named_parameters():
             if param.requires_grad and (self.keep is None or self.keep(name)):
                 if param.grad is not None:
-                    print("{}, gradient: {}".format(name, param.grad.mean()), file=stream)
+                    print(f"{name}, gradient: {param.grad.mean()}", file=stream)
                 else:
-                    print("{} has not gradient".format(name), file=stream)
+                    print(f"{name} has not gradient", file=stream)
                 self.lines_printed += 1
 
 
@@ -246,15 +258,22 @@ def monitoring_overhead(
                 trainer.args.max_steps = steps
                 seconds = timed_train(trainer, clock)
                 if len(seconds) < steps:
-                    raise RuntimeError(f"the '{name}' run took {len(seconds)} steps, not {steps}: give "
-                                       "make_trainer enough training data for that many steps.")
+                    raise RuntimeError(
+                        f"the '{name}' run took {len(seconds)} steps, not {steps}: give "
+                        "make_trainer enough training data for that many steps."
+                    )
                 timed[name].extend(seconds[warmup_steps:])
     finally:
         torch.set_num_threads(threads)
     step_medians = medians(timed)
-    return {"step_seconds": step_medians, "ratio": ratios(step_medians, "plain"),
-            "steps_timed": {name: len(values) for name, values in timed.items()}, "repeats": repeats,
-            "clock": clock, "threads": 1 if clock == "cpu" else threads}
+    return {
+        "step_seconds": step_medians,
+        "ratio": ratios(step_medians, "plain"),
+        "steps_timed": {name: len(values) for name, values in timed.items()},
+        "repeats": repeats,
+        "clock": clock,
+        "threads": 1 if clock == "cpu" else threads,
+    }
 
 
 def direct_group_norms(model: torch.nn.Module, group_by: Callable[[str], str] = layer_group) -> dict[str, float]:

@@ -90,9 +90,11 @@ def split_predictions(
             "(labels' shape + a class axis) or class ids (the labels' shape)."
         )
     if scores.shape[: labels.ndim] != labels.shape:
-        raise MetricsInputError(f"predictions with shape {scores.shape} and labels with shape {labels.shape} disagree on the leading "
+        raise MetricsInputError(
+            f"predictions with shape {scores.shape} and labels with shape {labels.shape} disagree on the leading "
             "axes; compute_metrics must get one prediction per label (check the eval dataset and any "
-            "preprocess_logits_for_metrics).")
+            "preprocess_logits_for_metrics)."
+        )
     if has_scores:
         if scores.shape[-1] < 2:
             raise MetricsInputError(
@@ -153,22 +155,29 @@ def classification_metrics(
     from sklearn.metrics import accuracy_score, average_precision_score, precision_recall_fscore_support, roc_auc_score
 
     if num_classes is None:
-        num_classes = probabilities.shape[1] if probabilities is not None else int(max(labels.max(), predicted.max())) + 1
+        num_classes = (
+            probabilities.shape[1] if probabilities is not None else int(max(labels.max(), predicted.max())) + 1
+        )
     num_classes = max(int(num_classes), 2)
     averages = [average] if isinstance(average, str) else list(average)
     if not averages:
-        raise MetricsInputError("average is an empty sequence; give at least one of " f"{AVERAGES}.")
+        raise MetricsInputError(f"average is an empty sequence; give at least one of {AVERAGES}.")
     class_ids = list(range(num_classes))
     metrics: dict[str, float] = {"accuracy": float(accuracy_score(labels, predicted))}
     for requested in averages:
         chosen = _resolve_average(requested, num_classes)
         precision, recall, f1, _ = precision_recall_fscore_support(
-            labels, predicted, average=chosen, labels=class_ids if chosen != "binary" else None,
-            pos_label=positive_label, zero_division=zero_division,
+            labels,
+            predicted,
+            average=chosen,
+            labels=class_ids if chosen != "binary" else None,
+            pos_label=positive_label,
+            zero_division=zero_division,
         )
         suffix = "" if len(averages) == 1 else f"_{chosen}"
-        metrics.update({f"precision{suffix}": float(precision), f"recall{suffix}": float(recall),
-                        f"f1{suffix}": float(f1)})
+        metrics.update(
+            {f"precision{suffix}": float(precision), f"recall{suffix}": float(recall), f"f1{suffix}": float(f1)}
+        )
     if probability_metrics is True and probabilities is None:
         raise MetricsInputError(
             "ROC-AUC and average precision need scores, but the predictions are class ids. Return logits (or "
@@ -187,7 +196,8 @@ def classification_metrics(
             seen = one_hot.any(axis=0)  # classes absent from the labels have no ROC curve
             metrics["roc_auc"] = float(roc_auc_score(one_hot[:, seen], probabilities[:, seen], average="macro"))
             metrics["average_precision"] = float(
-                average_precision_score(one_hot[:, seen], probabilities[:, seen], average="macro"))
+                average_precision_score(one_hot[:, seen], probabilities[:, seen], average="macro")
+            )
     return metrics
 
 
@@ -229,8 +239,15 @@ def make_compute_metrics(
                 f"{type(eval_pred).__name__}."
             )
         labels, predicted, probabilities = split_predictions(predictions, label_ids, from_logits=from_logits)
-        return classification_metrics(labels, predicted, probabilities, average=average,
-                                      positive_label=int(positive_label), zero_division=zero_division,
-                                      num_classes=num_classes, probability_metrics=probability_metrics)
+        return classification_metrics(
+            labels,
+            predicted,
+            probabilities,
+            average=average,
+            positive_label=int(positive_label),
+            zero_division=zero_division,
+            num_classes=num_classes,
+            probability_metrics=probability_metrics,
+        )
 
     return compute_metrics

@@ -54,8 +54,11 @@ def _kept(note: str = "") -> Fate:
 # The 4.8.2 signature, in the order seed 002 prints it.
 TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "output_dir": _kept("now optional, defaults to 'trainer_output'"),
-    "overwrite_output_dir": Fate(REMOVED, note="Trainer never read it (the example scripts did); "
-                                 "pass resume_from_checkpoint to trainer.train() to resume"),
+    "overwrite_output_dir": Fate(
+        REMOVED,
+        note="Trainer never read it (the example scripts did); "
+        "pass resume_from_checkpoint to trainer.train() to resume",
+    ),
     "do_train": _kept("not read by Trainer; for your own scripts"),
     "do_eval": _kept("not read by Trainer; set to True when eval_strategy is not 'no'"),
     "do_predict": _kept("not read by Trainer; for your own scripts"),
@@ -78,8 +81,11 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "lr_scheduler_type": _kept("more types: see lesson 03"),
     "warmup_ratio": Fate(REMOVED, "warmup_steps", note="pass the ratio as warmup_steps, a float in [0, 1)"),
     "warmup_steps": _kept("an int is a count, a float in [0, 1) a fraction of the training steps"),
-    "logging_dir": Fate(REMOVED, note="TensorBoard writes under output_dir; set the TENSORBOARD_LOGGING_DIR "
-                        "environment variable to choose the folder"),
+    "logging_dir": Fate(
+        REMOVED,
+        note="TensorBoard writes under output_dir; set the TENSORBOARD_LOGGING_DIR "
+        "environment variable to choose the folder",
+    ),
     "logging_strategy": _kept(),
     "logging_first_step": _kept("logs the first step; it no longer evaluates (see eval_on_start)"),
     "logging_steps": _kept("an int, or a float in [0, 1) as a fraction of the training steps"),
@@ -99,7 +105,9 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "dataloader_drop_last": _kept(),
     "eval_steps": _kept(),
     "dataloader_num_workers": _kept(),
-    "past_index": Fate(REMOVED, note="Trainer no longer feeds model memories (mems) back; the models keep their own cache"),
+    "past_index": Fate(
+        REMOVED, note="Trainer no longer feeds model memories (mems) back; the models keep their own cache"
+    ),
     "run_name": _kept(),
     "disable_tqdm": _kept(),
     "remove_unused_columns": _kept(),
@@ -112,21 +120,26 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "deepspeed": _kept(),
     "label_smoothing_factor": _kept(),
     "adafactor": Fate(REMOVED, "optim", "adafactor", note="use optim='adafactor'"),
-    "group_by_length": Fate(REMOVED, "train_sampling_strategy", "group_by_length",
-                            note="use train_sampling_strategy='group_by_length'"),
+    "group_by_length": Fate(
+        REMOVED, "train_sampling_strategy", "group_by_length", note="use train_sampling_strategy='group_by_length'"
+    ),
     "length_column_name": _kept(),
     "report_to": _kept("defaults to 'none' now (it was 'all')"),
     "ddp_find_unused_parameters": _kept(),
     "dataloader_pin_memory": _kept(),
     "skip_memory_metrics": _kept("defaults to True now (it was False)"),
-    "mp_parameters": Fate(REMOVED, note="SageMaker model parallelism reads SM_HP_MP_PARAMETERS from the environment; "
-                         "elsewhere use accelerate or parallelism_config"),
+    "mp_parameters": Fate(
+        REMOVED,
+        note="SageMaker model parallelism reads SM_HP_MP_PARAMETERS from the environment; "
+        "elsewhere use accelerate or parallelism_config",
+    ),
 }
 
 # Parameters added after 4.8.2 and removed again by 5.x, which tutorials from 2022 to 2024 still pass.
 LATER_ARGUMENTS: dict[str, Fate] = {
-    "include_inputs_for_metrics": Fate(REMOVED, "include_for_metrics", ["inputs"],
-                                       note="use include_for_metrics=['inputs']"),
+    "include_inputs_for_metrics": Fate(
+        REMOVED, "include_for_metrics", ["inputs"], note="use include_for_metrics=['inputs']"
+    ),
 }
 
 
@@ -137,8 +150,9 @@ def installed_field_names() -> set[str]:
     return {field.name for field in dataclasses.fields(TrainingArguments)}
 
 
-def check_fates(fates: Mapping[str, Fate] = TRAINING_ARGUMENTS_4_8_2,
-                field_names: Iterable[str] | None = None) -> list[str]:
+def check_fates(
+    fates: Mapping[str, Fate] = TRAINING_ARGUMENTS_4_8_2, field_names: Iterable[str] | None = None
+) -> list[str]:
     """Compare a table of fates with the installed fields; return one line per disagreement (empty = all true).
 
     A ``kept`` name must be a field; a ``renamed`` or ``removed`` name must not be, and its ``new_name``
@@ -195,8 +209,10 @@ def port_kwargs(old_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str
             if name in fields:
                 target, new = name, value
             else:
-                raise ValueError(f"{name!r} is neither a 4.8.2 parameter nor a field of the installed "
-                                 "TrainingArguments; check the spelling.")
+                raise ValueError(
+                    f"{name!r} is neither a 4.8.2 parameter nor a field of the installed "
+                    "TrainingArguments; check the spelling."
+                )
         elif fate.status == KEPT:
             target, new = name, value
         elif fate.new_name is None:

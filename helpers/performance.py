@@ -151,7 +151,9 @@ def saved_tensor_bytes(model: Any, batch: Mapping[str, Any]) -> int:
     """
     import torch
 
-    seen: set[tuple[int, int]] = {(p.untyped_storage().data_ptr(), p.untyped_storage().nbytes()) for p in model.parameters()}
+    seen: set[tuple[int, int]] = {
+        (p.untyped_storage().data_ptr(), p.untyped_storage().nbytes()) for p in model.parameters()
+    }
     total = 0
 
     def pack(tensor: torch.Tensor) -> torch.Tensor:
@@ -203,8 +205,9 @@ def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
         return "n/a" if value is None else str(value)
 
     body = [[cell(row.get(column)) for column in columns] for row in rows]
-    widths = [max(len(column), *(len(line[i]) for line in body)) if body else len(column)
-              for i, column in enumerate(columns)]
+    widths = [
+        max(len(column), *(len(line[i]) for line in body)) if body else len(column) for i, column in enumerate(columns)
+    ]
     lines = ["  ".join(column.ljust(width) for column, width in zip(columns, widths))]
     lines.append("  ".join("-" * width for width in widths))
     lines += ["  ".join(value.ljust(width) for value, width in zip(line, widths)) for line in body]
@@ -225,16 +228,21 @@ def padding_strategies(tokenizer: Any, max_length: int) -> dict[str, dict[str, A
     if not isinstance(max_length, int) or max_length < 1:
         raise PerformanceError(f"max_length must be a positive number of tokens, got {max_length!r}.")
     return {
-        "max_length": {"collator": DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length),
-                       "overrides": {}},
+        "max_length": {
+            "collator": DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length),
+            "overrides": {},
+        },
         "dynamic": {"collator": DataCollatorWithPadding(tokenizer), "overrides": {}},
-        "dynamic + grouped": {"collator": DataCollatorWithPadding(tokenizer),
-                              "overrides": {"train_sampling_strategy": "group_by_length"}},
+        "dynamic + grouped": {
+            "collator": DataCollatorWithPadding(tokenizer),
+            "overrides": {"train_sampling_strategy": "group_by_length"},
+        },
     }
 
 
-def compare_padding(trainers: Mapping[str, Any], rounds: int = 2, baseline: str = "max_length",
-                    clock: str | None = None) -> dict[str, dict[str, float]]:
+def compare_padding(
+    trainers: Mapping[str, Any], rounds: int = 2, baseline: str = "max_length", clock: str | None = None
+) -> dict[str, dict[str, float]]:
     """Padded-token fraction (one pass over each train dataloader) and epoch time, interleaved, for each Trainer.
 
     Args:
@@ -249,16 +257,34 @@ def compare_padding(trainers: Mapping[str, Any], rounds: int = 2, baseline: str 
     if baseline not in trainers:
         raise PerformanceError(f"baseline {baseline!r} is not among the trainers {sorted(trainers)}.")
     padding = padding_report({name: trainer.get_train_dataloader() for name, trainer in trainers.items()})
-    seconds = medians(interleaved({name: (lambda t=trainer: sum(timed_train(t, clock))) for name, trainer in trainers.items()},
-                                  rounds=rounds))
+    seconds = medians(
+        interleaved(
+            {name: (lambda t=trainer: sum(timed_train(t, clock))) for name, trainer in trainers.items()}, rounds=rounds
+        )
+    )
     time_ratio = ratios(seconds, baseline)
-    return {name: {"padded_fraction": stats["padded_fraction"], "padded_tokens": stats["tokens"] - stats["real_tokens"],
-                   "tokens": stats["tokens"], "epoch_seconds": seconds[name], "time_ratio": time_ratio[name]}
-            for name, stats in padding.items()}
+    return {
+        name: {
+            "padded_fraction": stats["padded_fraction"],
+            "padded_tokens": stats["tokens"] - stats["real_tokens"],
+            "tokens": stats["tokens"],
+            "epoch_seconds": seconds[name],
+            "time_ratio": time_ratio[name],
+        }
+        for name, stats in padding.items()
+    }
 
 
-def measurement_trainer(model: Any, tokenizer: Any, train_set: Any, output_dir: Any, batch_size: int,
-                        collator: Any = None, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
+def measurement_trainer(
+    model: Any,
+    tokenizer: Any,
+    train_set: Any,
+    output_dir: Any,
+    batch_size: int,
+    collator: Any = None,
+    callbacks: list[Any] | None = None,
+    **overrides: Any,
+) -> Any:
     """A quiet Trainer for timing: one epoch, no saving, no logging, no printed summary, seeded.
 
     Args:
@@ -274,12 +300,25 @@ def measurement_trainer(model: Any, tokenizer: Any, train_set: Any, output_dir: 
 
     if not isinstance(batch_size, int) or batch_size < 1:
         raise PerformanceError(f"batch_size must be a positive int, got {batch_size!r}.")
-    settings: dict[str, Any] = dict(output_dir=str(output_dir), per_device_train_batch_size=batch_size,
-                                    num_train_epochs=1, learning_rate=1e-4, save_strategy="no", report_to="none",
-                                    seed=0, disable_tqdm=True, logging_strategy="no",
-                                    use_cpu=not (torch.cuda.is_available() or torch.backends.mps.is_available()))
+    settings: dict[str, Any] = dict(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=batch_size,
+        num_train_epochs=1,
+        learning_rate=1e-4,
+        save_strategy="no",
+        report_to="none",
+        seed=0,
+        disable_tqdm=True,
+        logging_strategy="no",
+        use_cpu=not (torch.cuda.is_available() or torch.backends.mps.is_available()),
+    )
     settings.update(overrides)
-    trainer = Trainer(model=model, args=TrainingArguments(**settings), train_dataset=train_set,
-                      data_collator=collator or DataCollatorWithPadding(tokenizer), callbacks=callbacks)
+    trainer = Trainer(
+        model=model,
+        args=TrainingArguments(**settings),
+        train_dataset=train_set,
+        data_collator=collator or DataCollatorWithPadding(tokenizer),
+        callbacks=callbacks,
+    )
     trainer.remove_callback(PrinterCallback)  # with disable_tqdm it would print every run's summary
     return trainer

@@ -16,11 +16,22 @@ from huggingface_hub import constants as hub_constants
 import helpers
 from helpers import data, device, models
 from helpers.checks import WRONG, Exercise, Wrong
-from helpers.checks.core import (require_callback_result, require_metrics_dict, validated_callback,
-                                 validated_compute_metrics)
+from helpers.checks.core import (
+    require_callback_result,
+    require_metrics_dict,
+    validated_callback,
+    validated_compute_metrics,
+)
 
-CPU_ONLY = device.Hardware(cuda=False, mps=False, gpu_name=None, gpu_memory_gib=None, bf16_supported=False,
-                           compute_capability=None, cpu_cores=2)
+CPU_ONLY = device.Hardware(
+    cuda=False,
+    mps=False,
+    gpu_name=None,
+    gpu_memory_gib=None,
+    bf16_supported=False,
+    compute_capability=None,
+    cpu_cores=2,
+)
 
 
 class _FakeTokenizer:
@@ -40,11 +51,13 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _missing_package(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda package, *args: None if package == name else real_find_spec(package, *args))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda package, *args: None if package == name else real_find_spec(package, *args)
+    )
 
 
 # --- data -----------------------------------------------------------------------------------------------------
+
 
 def test_load_reviews_wrong_type() -> None:
     with pytest.raises(TypeError, match="'local' or 'hub'"):
@@ -112,6 +125,7 @@ def test_padding_stats_no_batches() -> None:
 
 # --- models ---------------------------------------------------------------------------------------------------
 
+
 def test_model_source_wrong_type() -> None:
     with pytest.raises(TypeError, match="'local' or 'hub:minilm'"):
         models.load_model(source=None)  # type: ignore[arg-type]
@@ -145,6 +159,7 @@ def test_model_bad_num_labels() -> None:
 
 
 # --- device, seeding, folders, plots ----------------------------------------------------------------------------
+
 
 def test_unknown_profile() -> None:
     with pytest.raises(device.CourseProfileError, match="Choose one of"):
@@ -183,6 +198,7 @@ def test_unlabelled_plot() -> None:
 
 
 # --- learners' code handed to a Trainer -------------------------------------------------------------------------
+
 
 def test_compute_metrics_returning_a_float() -> None:
     checked = validated_compute_metrics(lambda prediction: 0.8)
@@ -234,6 +250,7 @@ def test_validated_callback_rejects_a_non_callback() -> None:
 
 # --- helpers owned by other lessons (only tested here) -----------------------------------------------------------
 
+
 def test_metrics_unknown_average() -> None:
     metrics = pytest.importorskip("helpers.metrics")
     with pytest.raises(metrics.MetricsInputError, match="average must be one of"):
@@ -261,7 +278,8 @@ def test_validated_wrappers_let_good_code_through() -> None:
             return control
 
     control = TrainerControl()
-    returned = validated_callback(Stopper).on_step_end(TrainingArguments(output_dir="unused", report_to="none"),
-                                                       TrainerState(), control)
+    returned = validated_callback(Stopper).on_step_end(
+        TrainingArguments(output_dir="unused", report_to="none"), TrainerState(), control
+    )
     assert returned is control and control.should_training_stop
     assert validated_compute_metrics(lambda prediction: {"accuracy": 1.0})(None) == {"accuracy": 1.0}

@@ -15,13 +15,32 @@ from helpers.performance import format_table  # noqa: E402
 
 FAKE = {
     "settings": {"layers": 2},
-    "padding": {"max_length": {"padded_fraction": 0.6, "padded_tokens": 60, "tokens": 100, "epoch_seconds": 2.0, "time_ratio": 1.0},
-                "dynamic + grouped": {"padded_fraction": 0.2, "padded_tokens": 10, "tokens": 50, "epoch_seconds": 1.0,
-                                      "time_ratio": 0.5}},
-    "gradient_monitoring": {"step_seconds": {"plain": 0.1, "efficient": 0.11, "seed_style": 0.3},
-                            "ratio": {"plain": 1.0, "efficient": 1.1, "seed_style": 3.0}, "clock": "cpu"},
-    "callbacks": {"step_seconds": {"plain": 0.1, "recording callbacks": 0.1}, "ratio": {"plain": 1.0, "recording callbacks": 1.0},
-                  "clock": "cpu"},
+    "padding": {
+        "max_length": {
+            "padded_fraction": 0.6,
+            "padded_tokens": 60,
+            "tokens": 100,
+            "epoch_seconds": 2.0,
+            "time_ratio": 1.0,
+        },
+        "dynamic + grouped": {
+            "padded_fraction": 0.2,
+            "padded_tokens": 10,
+            "tokens": 50,
+            "epoch_seconds": 1.0,
+            "time_ratio": 0.5,
+        },
+    },
+    "gradient_monitoring": {
+        "step_seconds": {"plain": 0.1, "efficient": 0.11, "seed_style": 0.3},
+        "ratio": {"plain": 1.0, "efficient": 1.1, "seed_style": 3.0},
+        "clock": "cpu",
+    },
+    "callbacks": {
+        "step_seconds": {"plain": 0.1, "recording callbacks": 0.1},
+        "ratio": {"plain": 1.0, "recording callbacks": 1.0},
+        "clock": "cpu",
+    },
 }
 
 

@@ -39,13 +39,29 @@ def _dataset(count: int = 8) -> list[dict[str, torch.Tensor]]:
 
 
 def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
-    settings = dict(output_dir=str(tmp_path), per_device_train_batch_size=2, gradient_accumulation_steps=2,
-                    num_train_epochs=2, logging_steps=1, eval_strategy="steps", eval_steps=2, save_strategy="no",
-                    report_to="none", use_cpu=True, seed=0, disable_tqdm=True)
+    settings = dict(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=2,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        logging_steps=1,
+        eval_strategy="steps",
+        eval_steps=2,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        seed=0,
+        disable_tqdm=True,
+    )
     settings.update(overrides)
     torch.manual_seed(0)
-    trainer = Trainer(model=TinyModel(), args=TrainingArguments(**settings), train_dataset=_dataset(),
-                      eval_dataset=_dataset(4), callbacks=callbacks)
+    trainer = Trainer(
+        model=TinyModel(),
+        args=TrainingArguments(**settings),
+        train_dataset=_dataset(),
+        eval_dataset=_dataset(4),
+        callbacks=callbacks,
+    )
     trainer.train()
     return trainer
 

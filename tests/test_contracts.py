@@ -31,74 +31,127 @@ def parameters(function: object) -> list[tuple[str, object]]:
 
 def test_compute_loss_signature() -> None:
     assert parameters(Trainer.compute_loss) == [
-        ("model", inspect.Parameter.empty), ("inputs", inspect.Parameter.empty), ("return_outputs", False),
-        ("num_items_in_batch", None)], \
-        "Trainer.compute_loss changed: update lesson 07 (custom loss) and the compute_loss exercises"
+        ("model", inspect.Parameter.empty),
+        ("inputs", inspect.Parameter.empty),
+        ("return_outputs", False),
+        ("num_items_in_batch", None),
+    ], "Trainer.compute_loss changed: update lesson 07 (custom loss) and the compute_loss exercises"
 
 
 def test_training_step_signature() -> None:
     assert parameters(Trainer.training_step) == [
-        ("model", inspect.Parameter.empty), ("inputs", inspect.Parameter.empty), ("num_items_in_batch", None)], \
-        "Trainer.training_step changed: update lesson 08 (training_step) and lesson 11 (RecordingTrainer)"
+        ("model", inspect.Parameter.empty),
+        ("inputs", inspect.Parameter.empty),
+        ("num_items_in_batch", None),
+    ], "Trainer.training_step changed: update lesson 08 (training_step) and lesson 11 (RecordingTrainer)"
 
 
 EXPECTED_EVENTS = [
-    "on_init_end", "on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", "on_step_begin",
-    "on_pre_optimizer_step", "on_optimizer_step", "on_substep_end", "on_step_end", "on_evaluate", "on_predict",
-    "on_save", "on_log", "on_prediction_step", "on_push_begin",
+    "on_init_end",
+    "on_train_begin",
+    "on_train_end",
+    "on_epoch_begin",
+    "on_epoch_end",
+    "on_step_begin",
+    "on_pre_optimizer_step",
+    "on_optimizer_step",
+    "on_substep_end",
+    "on_step_end",
+    "on_evaluate",
+    "on_predict",
+    "on_save",
+    "on_log",
+    "on_prediction_step",
+    "on_push_begin",
 ]
 
 
 def test_callback_events() -> None:
     assert set(callback_event_names()) == set(EXPECTED_EVENTS), (
         f"TrainerCallback events changed (added: {sorted(set(callback_event_names()) - set(EXPECTED_EVENTS))}, "
-        f"gone: {sorted(set(EXPECTED_EVENTS) - set(callback_event_names()))}): update lesson 05 (callback events)")
+        f"gone: {sorted(set(EXPECTED_EVENTS) - set(callback_event_names()))}): update lesson 05 (callback events)"
+    )
 
 
 def test_callback_event_signature() -> None:
     for event in callback_event_names():
         names = [name for name, _ in parameters(getattr(TrainerCallback, event))]
-        assert names[:3] == ["args", "state", "control"] and names[-1] == "kwargs", \
+        assert names[:3] == ["args", "state", "control"] and names[-1] == "kwargs", (
             f"TrainerCallback.{event} no longer takes (args, state, control, **kwargs): update lessons 05 and 06"
+        )
 
 
 def test_trainer_control_fields() -> None:
     fields = {field.name for field in dataclasses.fields(TrainerControl)}
-    assert fields == {"should_training_stop", "should_epoch_stop", "should_save", "should_evaluate", "should_log"}, \
+    assert fields == {"should_training_stop", "should_epoch_stop", "should_save", "should_evaluate", "should_log"}, (
         f"TrainerControl fields are now {sorted(fields)}: update lesson 06 (callback control)"
+    )
 
 
 def test_trainer_state_fields_the_lessons_read() -> None:
     fields = {field.name for field in dataclasses.fields(TrainerState)}
-    used = {"global_step", "epoch", "max_steps", "log_history", "best_metric", "best_model_checkpoint",
-            "best_global_step", "stateful_callbacks", "num_train_epochs", "logging_steps", "save_steps"}
+    used = {
+        "global_step",
+        "epoch",
+        "max_steps",
+        "log_history",
+        "best_metric",
+        "best_model_checkpoint",
+        "best_global_step",
+        "stateful_callbacks",
+        "num_train_epochs",
+        "logging_steps",
+        "save_steps",
+    }
     assert used <= fields, f"TrainerState lost {sorted(used - fields)}: update lessons 05, 06 and 11"
 
 
 def test_scheduler_types() -> None:
-    expected = {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
-                "inverse_sqrt", "reduce_lr_on_plateau", "cosine_with_min_lr", "cosine_warmup_with_min_lr",
-                "warmup_stable_decay", "greedy"}
+    expected = {
+        "linear",
+        "cosine",
+        "cosine_with_restarts",
+        "polynomial",
+        "constant",
+        "constant_with_warmup",
+        "inverse_sqrt",
+        "reduce_lr_on_plateau",
+        "cosine_with_min_lr",
+        "cosine_warmup_with_min_lr",
+        "warmup_stable_decay",
+        "greedy",
+    }
     found = {member.value for member in SchedulerType}
     assert expected <= found, f"SchedulerType lost {sorted(expected - found)}: update lesson 03 (LR schedules)"
-    assert not found - expected - {"linear"}, \
+    assert not found - expected - {"linear"}, (
         f"new SchedulerType values {sorted(found - expected)}: plot them in lesson 03 (LR schedules)"
+    )
 
 
 def test_checkpoint_files_and_resume_arguments() -> None:
     from transformers import trainer as trainer_module
     from transformers.trainer_callback import ExportableState
 
-    assert (trainer_module.OPTIMIZER_NAME, trainer_module.SCHEDULER_NAME, trainer_module.TRAINER_STATE_NAME) == \
-        ("optimizer.pt", "scheduler.pt", "trainer_state.json"), "checkpoint file names changed: update lesson 11"
-    assert {"ignore_data_skip", "save_only_model", "save_total_limit", "restore_callback_states_from_checkpoint",
-            "load_best_model_at_end", "metric_for_best_model"} <= TRAINING_ARGUMENT_FIELDS, \
-        "checkpoint arguments changed: update lesson 11"
-    assert "save_safetensors" not in TRAINING_ARGUMENT_FIELDS, \
+    assert (trainer_module.OPTIMIZER_NAME, trainer_module.SCHEDULER_NAME, trainer_module.TRAINER_STATE_NAME) == (
+        "optimizer.pt",
+        "scheduler.pt",
+        "trainer_state.json",
+    ), "checkpoint file names changed: update lesson 11"
+    assert {
+        "ignore_data_skip",
+        "save_only_model",
+        "save_total_limit",
+        "restore_callback_states_from_checkpoint",
+        "load_best_model_at_end",
+        "metric_for_best_model",
+    } <= TRAINING_ARGUMENT_FIELDS, "checkpoint arguments changed: update lesson 11"
+    assert "save_safetensors" not in TRAINING_ARGUMENT_FIELDS, (
         "save_safetensors is back (5.x always saves safetensors): update lesson 11 and tests/test_security.py"
+    )
     assert "resume_from_checkpoint" in inspect.signature(Trainer.train).parameters, "update lesson 11"
-    assert callable(getattr(ExportableState, "state", None)) and hasattr(ExportableState, "from_state"), \
+    assert callable(getattr(ExportableState, "state", None)) and hasattr(ExportableState, "from_state"), (
         "ExportableState changed: update lessons 06 and 11 (stateful callbacks)"
+    )
 
 
 # --- The TrainingArguments keywords used anywhere in the course -------------------------------------------
@@ -112,8 +165,9 @@ def course_sources() -> dict[str, str]:
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         cells = json.loads(notebook.read_text())["cells"]
         code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
-        sources[notebook.name] = "\n\n".join("\n".join("pass  # magic" if _MAGIC.match(line) else line
-                                                      for line in cell.splitlines()) for cell in code)
+        sources[notebook.name] = "\n\n".join(
+            "\n".join("pass  # magic" if _MAGIC.match(line) else line for line in cell.splitlines()) for cell in code
+        )
     for module in sorted((ROOT / "helpers").rglob("*.py")):
         if module.name != "migration.py":  # a table of the *old* 4.8.2 names, checked on its own below
             sources[str(module.relative_to(ROOT))] = module.read_text()
@@ -121,7 +175,13 @@ def course_sources() -> dict[str, str]:
 
 
 def _callee(node: ast.Call) -> str:
-    return node.func.id if isinstance(node.func, ast.Name) else node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    return (
+        node.func.id
+        if isinstance(node.func, ast.Name)
+        else node.func.attr
+        if isinstance(node.func, ast.Attribute)
+        else ""
+    )
 
 
 _EXPECTED_ERRORS = {"TypeError", "ValueError", "Exception", "BaseException"}
@@ -159,11 +219,13 @@ def training_argument_keywords(source: str) -> set[str]:
 
 
 def test_keyword_scanner_finds_direct_and_indirect_uses() -> None:
-    source = ("args = TrainingArguments(output_dir='x', eval_strategy='steps')\n"
-              "settings = dict(output_dir='y', save_only_model=True)\n"
-              "more = {'output_dir': 'z', 'logging_steps': 1}\n"
-              "other = dict(colour='red')\n"
-              "try:\n    TrainingArguments(output_dir='w', warmup_ratio=0.1)\nexcept TypeError:\n    pass\n")
+    source = (
+        "args = TrainingArguments(output_dir='x', eval_strategy='steps')\n"
+        "settings = dict(output_dir='y', save_only_model=True)\n"
+        "more = {'output_dir': 'z', 'logging_steps': 1}\n"
+        "other = dict(colour='red')\n"
+        "try:\n    TrainingArguments(output_dir='w', warmup_ratio=0.1)\nexcept TypeError:\n    pass\n"
+    )
     assert training_argument_keywords(source) == {"output_dir", "eval_strategy", "save_only_model", "logging_steps"}
 
 
@@ -177,8 +239,10 @@ def test_training_arguments_used_by_the_course_exist(place: str) -> None:
     except SyntaxError as error:
         pytest.fail(f"{place}: its code does not parse ({error}); fix it first")
     missing = sorted(used - TRAINING_ARGUMENT_FIELDS - {"self"})
-    assert not missing, (f"{place} passes {missing} to TrainingArguments, which the installed transformers does not "
-                         f"have: update {place} (see helpers/migration.py for renamed and removed arguments)")
+    assert not missing, (
+        f"{place} passes {missing} to TrainingArguments, which the installed transformers does not "
+        f"have: update {place} (see helpers/migration.py for renamed and removed arguments)"
+    )
 
 
 def test_the_course_uses_training_arguments_somewhere() -> None:
@@ -188,21 +252,31 @@ def test_the_course_uses_training_arguments_somewhere() -> None:
 
 # --- The 4.8.2 -> 5.x map ------------------------------------------------------------------------------------
 
+
 def test_migration_map_matches_the_installed_version() -> None:
     migration = pytest.importorskip("helpers.migration", reason="helpers/migration.py not written yet")
     problems = migration.check_fates()
-    assert not problems, "the 4.8.2 -> 5.x map is out of date: update helpers/migration.py and lesson 02:\n" + \
-        "\n".join(problems)
+    assert not problems, (
+        "the 4.8.2 -> 5.x map is out of date: update helpers/migration.py and lesson 02:\n" + "\n".join(problems)
+    )
 
 
 def test_removed_arguments_the_lessons_warn_about_are_gone() -> None:
-    removed = {"evaluation_strategy", "overwrite_output_dir", "no_cuda", "per_gpu_train_batch_size",
-               "warmup_ratio", "logging_dir", "include_inputs_for_metrics"}
+    removed = {
+        "evaluation_strategy",
+        "overwrite_output_dir",
+        "no_cuda",
+        "per_gpu_train_batch_size",
+        "warmup_ratio",
+        "logging_dir",
+        "include_inputs_for_metrics",
+    }
     back = sorted(removed & TRAINING_ARGUMENT_FIELDS)
     assert not back, f"{back} are TrainingArguments fields again: update lessons 02 and 11 (seed checks)"
 
 
 def test_processing_class_replaces_tokenizer() -> None:
     names = inspect.signature(Trainer.__init__).parameters
-    assert "processing_class" in names and "tokenizer" not in names, \
+    assert "processing_class" in names and "tokenizer" not in names, (
         "Trainer(tokenizer=...) / processing_class changed: update lesson 01"
+    )

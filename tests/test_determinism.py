@@ -25,21 +25,41 @@ def first_fine_tune(output_dir: Path) -> dict[str, float]:
     from helpers.models import load_model, load_tokenizer
 
     tokenizer = load_tokenizer()
-    tokenized = helpers.tokenize_reviews(helpers.load_reviews(), tokenizer, 64,
-                                         sizes={"train": 96, "validation": 64, "test": 1})
+    tokenized = helpers.tokenize_reviews(
+        helpers.load_reviews(), tokenizer, 64, sizes={"train": 96, "validation": 64, "test": 1}
+    )
 
     def compute_metrics(prediction: Any) -> dict[str, float]:
         predicted = prediction.predictions.argmax(axis=-1)
-        return {"accuracy": float((predicted == prediction.label_ids).mean()),
-                "f1": float(f1_score(prediction.label_ids, predicted))}
+        return {
+            "accuracy": float((predicted == prediction.label_ids).mean()),
+            "f1": float(f1_score(prediction.label_ids, predicted)),
+        }
 
     helpers.seed_everything(42)  # the new classification head is random: seed before building the model
     model = load_model(num_layers=2)
-    args = TrainingArguments(output_dir=str(output_dir), num_train_epochs=1, per_device_train_batch_size=16,
-                             per_device_eval_batch_size=64, learning_rate=1e-4, warmup_steps=0.1, logging_steps=2,
-                             save_strategy="no", report_to="none", seed=42, use_cpu=True, disable_tqdm=True)
-    trainer = Trainer(model=model, args=args, train_dataset=tokenized["train"], eval_dataset=tokenized["validation"],
-                      processing_class=tokenizer, compute_metrics=compute_metrics)
+    args = TrainingArguments(
+        output_dir=str(output_dir),
+        num_train_epochs=1,
+        per_device_train_batch_size=16,
+        per_device_eval_batch_size=64,
+        learning_rate=1e-4,
+        warmup_steps=0.1,
+        logging_steps=2,
+        save_strategy="no",
+        report_to="none",
+        seed=42,
+        use_cpu=True,
+        disable_tqdm=True,
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=tokenized["train"],
+        eval_dataset=tokenized["validation"],
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics,
+    )
     result = trainer.train()
     metrics = {key: value for key, value in trainer.evaluate().items() if not key.endswith(TIMING_KEYS)}
     metrics["training_loss"] = result.training_loss
@@ -53,8 +73,9 @@ def test_first_fine_tune_is_reproducible(tmp_path: Path) -> None:
     second = first_fine_tune(tmp_path / "second")
     assert first.keys() == second.keys() and {"eval_loss", "eval_accuracy", "eval_f1"} <= first.keys()
     for key in first:
-        assert np.array_equal(first[key], second[key]), \
+        assert np.array_equal(first[key], second[key]), (
             f"{key} differs between two seeded runs ({first[key]} vs {second[key]}): something is not seeded"
+        )
 
 
 def run_dir_names(notebook: Path) -> list[str]:

@@ -7,14 +7,36 @@ import torch
 
 from helpers.device import PROFILE_ENV, CourseProfileError, Hardware, course_profile, seed_everything
 
-CPU = Hardware(cuda=False, mps=False, gpu_name=None, gpu_memory_gib=None, bf16_supported=False,
-               compute_capability=None, cpu_cores=2)
-A100 = Hardware(cuda=True, mps=False, gpu_name="NVIDIA A100", gpu_memory_gib=40.0, bf16_supported=True,
-                compute_capability=(8, 0), cpu_cores=8)
-T4 = Hardware(cuda=True, mps=False, gpu_name="Tesla T4", gpu_memory_gib=15.0, bf16_supported=False,
-              compute_capability=(7, 5), cpu_cores=2)
-MAC = Hardware(cuda=False, mps=True, gpu_name=None, gpu_memory_gib=None, bf16_supported=False,
-               compute_capability=None, cpu_cores=8)
+CPU = Hardware(
+    cuda=False,
+    mps=False,
+    gpu_name=None,
+    gpu_memory_gib=None,
+    bf16_supported=False,
+    compute_capability=None,
+    cpu_cores=2,
+)
+A100 = Hardware(
+    cuda=True,
+    mps=False,
+    gpu_name="NVIDIA A100",
+    gpu_memory_gib=40.0,
+    bf16_supported=True,
+    compute_capability=(8, 0),
+    cpu_cores=8,
+)
+T4 = Hardware(
+    cuda=True,
+    mps=False,
+    gpu_name="Tesla T4",
+    gpu_memory_gib=15.0,
+    bf16_supported=False,
+    compute_capability=(7, 5),
+    cpu_cores=2,
+)
+MAC = Hardware(
+    cuda=False, mps=True, gpu_name=None, gpu_memory_gib=None, bf16_supported=False, compute_capability=None, cpu_cores=8
+)
 
 
 @pytest.fixture(autouse=True)

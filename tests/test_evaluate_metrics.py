@@ -18,12 +18,15 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_EVALUATE_OFFLINE", "1")
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("course_accuracy", {"accuracy": accuracy_score(REFERENCES, PREDICTIONS)}),
-    ("course_precision", {"precision": precision_score(REFERENCES, PREDICTIONS)}),
-    ("course_recall", {"recall": recall_score(REFERENCES, PREDICTIONS)}),
-    ("course_f1", {"f1": f1_score(REFERENCES, PREDICTIONS)}),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("course_accuracy", {"accuracy": accuracy_score(REFERENCES, PREDICTIONS)}),
+        ("course_precision", {"precision": precision_score(REFERENCES, PREDICTIONS)}),
+        ("course_recall", {"recall": recall_score(REFERENCES, PREDICTIONS)}),
+        ("course_f1", {"f1": f1_score(REFERENCES, PREDICTIONS)}),
+    ],
+)
 def test_each_module_matches_sklearn(name: str, expected: dict[str, float]) -> None:
     module = evaluate.load(metric_path(name))
     assert module.compute(predictions=PREDICTIONS, references=REFERENCES) == pytest.approx(expected)
@@ -32,7 +35,7 @@ def test_each_module_matches_sklearn(name: str, expected: dict[str, float]) -> N
 def test_combine_gives_one_dict_and_accepts_batches() -> None:
     combined = evaluate.combine([metric_path(name) for name in METRIC_NAMES])
     for start in range(0, len(PREDICTIONS), 3):
-        combined.add_batch(predictions=PREDICTIONS[start:start + 3], references=REFERENCES[start:start + 3])
+        combined.add_batch(predictions=PREDICTIONS[start : start + 3], references=REFERENCES[start : start + 3])
     result = combined.compute()
     assert set(result) == {"accuracy", "precision", "recall", "f1"}
     assert result["f1"] == pytest.approx(f1_score(REFERENCES, PREDICTIONS))

@@ -103,9 +103,19 @@ def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: 
 
     torch.manual_seed(0)
     rows = [{"input_ids": [i % 50, (3 * i) % 50, 7], "labels": i % 2} for i in range(64)]
-    args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=8, max_steps=steps,
-                             learning_rate=1e-1, max_grad_norm=max_grad_norm, logging_steps=1, report_to="none",
-                             save_strategy="no", use_cpu=True, seed=0, disable_tqdm=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=8,
+        max_steps=steps,
+        learning_rate=1e-1,
+        max_grad_norm=max_grad_norm,
+        logging_steps=1,
+        report_to="none",
+        save_strategy="no",
+        use_cpu=True,
+        seed=0,
+        disable_tqdm=True,
+    )
     return Trainer(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
 
 

@@ -40,8 +40,9 @@ def test_plain_pair_and_torch_tensors_are_accepted() -> None:
     logits, labels = _binary_case()
     plain = make_compute_metrics()(EvalPrediction(logits, labels))
     assert make_compute_metrics()((logits, labels)) == plain
-    from_tensors = make_compute_metrics()(EvalPrediction(torch.from_numpy(logits).bfloat16().float(),
-                                                         torch.from_numpy(labels)))
+    from_tensors = make_compute_metrics()(
+        EvalPrediction(torch.from_numpy(logits).bfloat16().float(), torch.from_numpy(labels))
+    )
     assert from_tensors["accuracy"] == plain["accuracy"]
     bf16 = make_compute_metrics()(EvalPrediction(torch.from_numpy(logits).bfloat16(), torch.from_numpy(labels)))
     assert set(bf16) == set(plain)
@@ -105,8 +106,14 @@ def test_probabilities_input() -> None:
     assert from_probabilities == pytest.approx(from_logits)
 
 
-@pytest.mark.parametrize("kwargs, match", [({"average": "mean"}, "average"), ({"positive_label": -1}, "positive_label"),
-                                           ({"zero_division": 2}, "zero_division")])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"average": "mean"}, "average"),
+        ({"positive_label": -1}, "positive_label"),
+        ({"zero_division": 2}, "zero_division"),
+    ],
+)
 def test_bad_factory_arguments(kwargs: dict, match: str) -> None:
     with pytest.raises(MetricsInputError, match=match):
         make_compute_metrics(**kwargs)

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.migration import (KEPT, LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate,
-                               check_fates, fates_with_status, installed_field_names, port_kwargs)
+from helpers.migration import (
+    KEPT,
+    LATER_ARGUMENTS,
+    REMOVED,
+    RENAMED,
+    TRAINING_ARGUMENTS_4_8_2,
+    Fate,
+    check_fates,
+    fates_with_status,
+    installed_field_names,
+    port_kwargs,
+)
 
-# The 4.8.2 signature as seed 002 prints it, written out here independently of the table.
-SIGNATURE_4_8_2 = """output_dir overwrite_output_dir do_train do_eval do_predict evaluation_strategy prediction_loss_only
+# The 4.8.2 signature as the Convenient-Trainer guide prints it, written out independently of the table.
+SIGNATURE_4_8_2 = """output_dir overwrite_output_dir do_train do_eval do_predict evaluation_strategy
+prediction_loss_only
 per_device_train_batch_size per_device_eval_batch_size per_gpu_train_batch_size per_gpu_eval_batch_size
 gradient_accumulation_steps eval_accumulation_steps learning_rate weight_decay adam_beta1 adam_beta2 adam_epsilon
 max_grad_norm num_train_epochs max_steps lr_scheduler_type warmup_ratio warmup_steps logging_dir logging_strategy
@@ -58,9 +69,18 @@ def test_fate_rejects_incomplete_entries() -> None:
 def test_port_kwargs_builds_valid_training_arguments(tmp_path) -> None:
     from transformers import TrainingArguments
 
-    old = {"output_dir": str(tmp_path), "evaluation_strategy": "steps", "eval_steps": 5, "warmup_ratio": 0.1,
-           "no_cuda": True, "adafactor": True, "group_by_length": True, "logging_dir": "logs",
-           "per_gpu_train_batch_size": 4, "report_to": "none"}
+    old = {
+        "output_dir": str(tmp_path),
+        "evaluation_strategy": "steps",
+        "eval_steps": 5,
+        "warmup_ratio": 0.1,
+        "no_cuda": True,
+        "adafactor": True,
+        "group_by_length": True,
+        "logging_dir": "logs",
+        "per_gpu_train_batch_size": 4,
+        "report_to": "none",
+    }
     with pytest.raises(TypeError):
         TrainingArguments(**old)
     new, notes = port_kwargs(old)

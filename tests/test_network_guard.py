@@ -9,9 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import course_network_guard as guard
+import pytest
 
 TEST_NET = ("203.0.113.7", 443)  # TEST-NET-3, reserved for documentation: never a real host
 
@@ -79,12 +78,19 @@ def test_other_hosts_are_not_loopback(host: object) -> None:
 
 def test_subprocesses_are_guarded_too(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
-    code = ("import socket, course_network_guard as g\n"
-            "assert g.is_installed(), 'sitecustomize did not install the guard'\n"
-            "s = socket.socket()\n"
-            "try:\n    s.connect(('203.0.113.7', 443))\nexcept g.NetworkAccessBlocked as e:\n    print('BLOCKED', e)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, guard.LOG_ENV: str(log)})
+    code = (
+        "import socket, course_network_guard as g\n"
+        "assert g.is_installed(), 'sitecustomize did not install the guard'\n"
+        "s = socket.socket()\n"
+        "try:\n    s.connect(('203.0.113.7', 443))\nexcept g.NetworkAccessBlocked as e:\n    print('BLOCKED', e)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, guard.LOG_ENV: str(log)},
+    )
     assert result.returncode == 0, result.stderr
     assert "BLOCKED" in result.stdout and "<string>" in result.stdout
     assert "203.0.113.7" in log.read_text()
@@ -105,15 +111,19 @@ def test_jupyter_kernels_are_guarded(tmp_path: Path) -> None:
     import nbformat
     from nbclient import NotebookClient
 
-    code = ("import socket, course_network_guard as g\n"
-            "assert g.is_installed(), 'the kernel has no offline guard'\n"
-            "try:\n    socket.create_connection(('203.0.113.7', 443), timeout=1)\n"
-            "except g.NetworkAccessBlocked:\n    print('BLOCKED')\n")
+    code = (
+        "import socket, course_network_guard as g\n"
+        "assert g.is_installed(), 'the kernel has no offline guard'\n"
+        "try:\n    socket.create_connection(('203.0.113.7', 443), timeout=1)\n"
+        "except g.NetworkAccessBlocked:\n    print('BLOCKED')\n"
+    )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
     log = tmp_path / "kernel.log"
     os.environ[guard.LOG_ENV], saved = str(log), os.environ[guard.LOG_ENV]
     try:
-        NotebookClient(notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+        NotebookClient(
+            notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        ).execute()
     finally:
         os.environ[guard.LOG_ENV] = saved
     assert notebook.cells[0].outputs[0]["text"].strip() == "BLOCKED"

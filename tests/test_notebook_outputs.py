@@ -24,7 +24,9 @@ def test_outputs_come_from_one_clean_run(path: Path) -> None:
     nb = json.loads(path.read_text())
     code = [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
     counts = [cell.get("execution_count") for cell in code]
-    assert counts == list(range(1, len(code) + 1)), f"{path.name}: execution counts {counts}; run `make execute NB={path.relative_to(ROOT)}`"
+    assert counts == list(range(1, len(code) + 1)), (
+        f"{path.name}: execution counts {counts}; run `make execute NB={path.relative_to(ROOT)}`"
+    )
     errors = [o for cell in code for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, f"{path.name}: holds an error output: {errors[0].get('ename')}: {errors[0].get('evalue')}"
 

@@ -46,8 +46,15 @@ def test_no_solutions_and_no_teacher_files(copy_dir: Path) -> None:
 
 
 def test_the_folder_has_what_it_needs_to_work_alone(copy_dir: Path) -> None:
-    for relative in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-nodeps.txt",
-                     "helpers/__init__.py", "helpers/checks/core.py", "helpers/solutions.py"):
+    for relative in (
+        "Makefile",
+        "pyproject.toml",
+        "requirements.txt",
+        "requirements-nodeps.txt",
+        "helpers/__init__.py",
+        "helpers/checks/core.py",
+        "helpers/solutions.py",
+    ):
         assert (copy_dir / relative).is_file(), f"{relative} is missing"
     assert (copy_dir / participant_copies.MARKER).is_file()
 
@@ -71,8 +78,14 @@ def test_exercises_load_and_solutions_say_ask_your_teacher(copy_dir: Path) -> No
     )
     path = os.pathsep.join(filter(None, [str(copy_dir), os.environ.get("PYTHONPATH")]))  # keeps the network guard
     environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
-    result = subprocess.run([sys.executable, "-c", f"COPY = {str(copy_dir)!r}\n" + script], cwd=copy_dir,
-                            env=environment, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", f"COPY = {str(copy_dir)!r}\n" + script],
+        cwd=copy_dir,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     lessons = list((ROOT / "helpers" / "checks").glob("lesson_*.py"))
     if lessons:
@@ -92,5 +105,6 @@ def test_a_second_run_replaces_the_first(copy_dir: Path) -> None:
     report = participant_copies.make_copies(copy_dir)
     assert not (copy_dir / "stale.txt").exists()
     assert any(path.startswith("helpers/solutions/") for path in report["left_out"]) or not list(
-        (ROOT / "helpers" / "solutions").glob("*.py"))
+        (ROOT / "helpers" / "solutions").glob("*.py")
+    )
     assert (copy_dir / "Makefile").is_file() and (copy_dir / participant_copies.MARKER).is_file()

@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers.performance import (PerformanceError, cuda_peak_mib, format_table, interleaved, medians, padding_report,
-                                 padding_strategies, ratios, saved_tensor_bytes, timed_train)
+from helpers.performance import (
+    PerformanceError,
+    cuda_peak_mib,
+    format_table,
+    interleaved,
+    medians,
+    padding_report,
+    padding_strategies,
+    ratios,
+    saved_tensor_bytes,
+    timed_train,
+)
 
 
 def test_interleaved_rotates_the_order_and_keeps_every_figure() -> None:
@@ -23,16 +33,27 @@ def test_medians_and_ratios() -> None:
     assert ratios(figures, "base") == {"base": 1.0, "fast": 0.5}
 
 
-@pytest.mark.parametrize("call", [lambda: interleaved({}, 1), lambda: interleaved({"a": lambda: 1.0}, 0),
-                                  lambda: ratios({"a": 1.0}, "b"), lambda: ratios({"a": 0.0}, "a"),
-                                  lambda: medians({"a": []}), lambda: padding_report({})])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: interleaved({}, 1),
+        lambda: interleaved({"a": lambda: 1.0}, 0),
+        lambda: ratios({"a": 1.0}, "b"),
+        lambda: ratios({"a": 0.0}, "a"),
+        lambda: medians({"a": []}),
+        lambda: padding_report({}),
+    ],
+)
 def test_bad_input_is_a_clear_error(call) -> None:
     with pytest.raises(PerformanceError):
         call()
 
 
 def test_padding_report_counts_padding_per_loader() -> None:
-    loaders = {"half": [{"attention_mask": torch.tensor([[1, 1, 0, 0]])}], "none": [{"attention_mask": torch.ones(2, 3)}]}
+    loaders = {
+        "half": [{"attention_mask": torch.tensor([[1, 1, 0, 0]])}],
+        "none": [{"attention_mask": torch.ones(2, 3)}],
+    }
     report = padding_report(loaders)
     assert report["half"]["padded_fraction"] == 0.5 and report["none"]["padded_fraction"] == 0.0
 

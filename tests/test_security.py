@@ -45,7 +45,8 @@ def python_sources() -> dict[str, str]:
         cells = json.loads(notebook.read_text())["cells"]
         code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
         sources[str(notebook.relative_to(ROOT))] = "\n\n".join(
-            "\n".join("pass" if re.match(r"^\s*[%!]", line) else line for line in cell.splitlines()) for cell in code)
+            "\n".join("pass" if re.match(r"^\s*[%!]", line) else line for line in cell.splitlines()) for cell in code
+        )
     return sources
 
 
@@ -83,14 +84,17 @@ def unsafe_calls(code: str) -> list[str]:
         if _call_name(node) == "torch.save" and node.args:
             saved = ast.unparse(node.args[0])
             if "state_dict" in saved or re.search(r"\bmodel\b", saved):
-                problems.append(f"line {node.lineno}: torch.save of model weights ({saved}); use save_pretrained "
-                                "or safetensors.torch.save_file")
+                problems.append(
+                    f"line {node.lineno}: torch.save of model weights ({saved}); use save_pretrained "
+                    "or safetensors.torch.save_file"
+                )
     return problems
 
 
 SOURCES = python_sources()
-TEXT_FILES = course_files(".py", ".ipynb", ".md", ".sh", ".txt", ".toml", ".cfg", ".json", ".yml", ".yaml") + \
-    [p for p in (ROOT / "Makefile",) if p.exists()]
+TEXT_FILES = course_files(".py", ".ipynb", ".md", ".sh", ".txt", ".toml", ".cfg", ".json", ".yml", ".yaml") + [
+    p for p in (ROOT / "Makefile",) if p.exists()
+]
 
 
 def test_the_scans_see_the_course() -> None:
@@ -113,22 +117,30 @@ def test_code_follows_the_safety_rules(place: str) -> None:
 
 
 def test_token_scanner_catches_tokens() -> None:
-    fake = {"hf": "hf_" + "a1B2" * 9, "aws": "AKIA" + "ABCDEFGH23456789", "gh": "ghp_" + "x" * 36,
-            "key": "-----BEGIN " + "PRIVATE KEY-----"}
+    fake = {
+        "hf": "hf_" + "a1B2" * 9,
+        "aws": "AKIA" + "ABCDEFGH23456789",
+        "gh": "ghp_" + "x" * 36,
+        "key": "-----BEGIN " + "PRIVATE KEY-----",
+    }
     for name, token in fake.items():
         assert find_tokens(f"token = '{token}'"), f"the scanner missed a {name} token"
     assert not find_tokens("hf_hub_download, AKIA is short, sk-learn, hf_ABC")
 
 
 def test_rule_checker_catches_unsafe_calls() -> None:
-    code = ("AutoModel.from_pretrained('x', trust_remote_code=True)\n"
-            "torch.load('optimizer.pt')\n"
-            "torch.load('a.pt', weights_only=False)\n"
-            "model.save_pretrained('out', safe_serialization=False)\n"
-            "torch.save(model.state_dict(), 'weights.pt')\n")
+    code = (
+        "AutoModel.from_pretrained('x', trust_remote_code=True)\n"
+        "torch.load('optimizer.pt')\n"
+        "torch.load('a.pt', weights_only=False)\n"
+        "model.save_pretrained('out', safe_serialization=False)\n"
+        "torch.save(model.state_dict(), 'weights.pt')\n"
+    )
     assert len(unsafe_calls(code)) == 5
-    safe = ("AutoModel.from_pretrained('x')\ntorch.load('a.pt', weights_only=True)\n"
-            "torch.save({'note': 1}, 'x.pt')\nAutoModel.from_pretrained('x', trust_remote_code=False)\n")
+    safe = (
+        "AutoModel.from_pretrained('x')\ntorch.load('a.pt', weights_only=True)\n"
+        "torch.save({'note': 1}, 'x.pt')\nAutoModel.from_pretrained('x', trust_remote_code=False)\n"
+    )
     assert unsafe_calls(safe) == []
 
 

@@ -21,7 +21,9 @@ def test_blocks_add_up_and_use_the_measured_cpu_time() -> None:
     assert blocks[1].start == blocks[0].start + blocks[0].minutes and blocks[1].minutes == 15
     assert blocks[2].start == blocks[1].start + 15
     assert blocks[2].cpu == "not measured" and blocks[2].gpu == "not measured"
-    assert blocks[2].minutes == sum(workshop_agenda.PLAN["01_first_fine_tune.ipynb"]) + workshop_agenda.UNMEASURED_MINUTES
+    assert (
+        blocks[2].minutes == sum(workshop_agenda.PLAN["01_first_fine_tune.ipynb"]) + workshop_agenda.UNMEASURED_MINUTES
+    )
 
 
 def test_every_planned_notebook_has_minutes_and_the_days_fit() -> None:

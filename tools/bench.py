@@ -28,15 +28,17 @@ RESULTS = ROOT / "bench" / "results"
 COLUMNS = ["measurement", "variant", "figure", "value", "ratio"]
 
 
-def measure(layers: int, examples: int, steps: int, repeats: int, batch_size: int = 16, max_length: int = 64) -> dict[str, Any]:
+def measure(
+    layers: int, examples: int, steps: int, repeats: int, batch_size: int = 16, max_length: int = 64
+) -> dict[str, Any]:
     """Run the three measurements and return every figure (nothing printed)."""
+    import torch
+
     import helpers
     from helpers.callbacks import AppliedLRRecorder, EventRecorder
     from helpers.data import load_reviews, select_examples, tokenize_reviews
     from helpers.gradients import monitoring_overhead
     from helpers.performance import compare_padding, default_clock, measurement_trainer, padding_strategies
-
-    import torch
 
     helpers.setup_notebook(seed=0)
     if not torch.cuda.is_available():
@@ -47,21 +49,43 @@ def measure(layers: int, examples: int, steps: int, repeats: int, batch_size: in
     output_dir = helpers.run_dir("bench")
 
     def make_trainer(collator: Any = None, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
-        return measurement_trainer(model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, **overrides)
+        return measurement_trainer(
+            model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, **overrides
+        )
 
     strategies = padding_strategies(tokenizer, max_length)
-    padding = compare_padding({name: make_trainer(s["collator"], **s["overrides"]) for name, s in strategies.items()},
-                              rounds=repeats)
+    padding = compare_padding(
+        {name: make_trainer(s["collator"], **s["overrides"]) for name, s in strategies.items()}, rounds=repeats
+    )
     step_trainer = lambda callbacks: make_trainer(callbacks=callbacks, max_steps=steps)  # noqa: E731
     gradients = monitoring_overhead(step_trainer, steps=steps, repeats=repeats)
-    callbacks = monitoring_overhead(step_trainer, steps=steps, repeats=repeats, monitors={
-        "plain": lambda: [], "recording callbacks": lambda: [EventRecorder(), AppliedLRRecorder()]})
-    return {"settings": {"layers": layers, "examples": examples, "steps": steps, "repeats": repeats,
-                         "batch_size": batch_size, "max_length": max_length, "clock": default_clock(),
-                         "torch_threads": torch.get_num_threads(), "word_embeddings": "frozen"},
-            "machine": {"summary": helpers.hardware_summary(helpers.detect_hardware()), "python": platform.python_version(),
-                        "versions": helpers.versions()},
-            "padding": padding, "gradient_monitoring": gradients, "callbacks": callbacks}
+    callbacks = monitoring_overhead(
+        step_trainer,
+        steps=steps,
+        repeats=repeats,
+        monitors={"plain": lambda: [], "recording callbacks": lambda: [EventRecorder(), AppliedLRRecorder()]},
+    )
+    return {
+        "settings": {
+            "layers": layers,
+            "examples": examples,
+            "steps": steps,
+            "repeats": repeats,
+            "batch_size": batch_size,
+            "max_length": max_length,
+            "clock": default_clock(),
+            "torch_threads": torch.get_num_threads(),
+            "word_embeddings": "frozen",
+        },
+        "machine": {
+            "summary": helpers.hardware_summary(helpers.detect_hardware()),
+            "python": platform.python_version(),
+            "versions": helpers.versions(),
+        },
+        "padding": padding,
+        "gradient_monitoring": gradients,
+        "callbacks": callbacks,
+    }
 
 
 def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -71,15 +95,36 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
             raise KeyError(f"results lack {key!r}; pass what measure() returned.")
     rows: list[dict[str, Any]] = []
     for name, figures in results["padding"].items():
-        rows.append({"measurement": "padding", "variant": name, "figure": "padded fraction",
-                     "value": figures["padded_fraction"], "ratio": None})
-        rows.append({"measurement": "padding", "variant": name, "figure": "epoch seconds",
-                     "value": figures["epoch_seconds"], "ratio": figures["time_ratio"]})
+        rows.append(
+            {
+                "measurement": "padding",
+                "variant": name,
+                "figure": "padded fraction",
+                "value": figures["padded_fraction"],
+                "ratio": None,
+            }
+        )
+        rows.append(
+            {
+                "measurement": "padding",
+                "variant": name,
+                "figure": "epoch seconds",
+                "value": figures["epoch_seconds"],
+                "ratio": figures["time_ratio"],
+            }
+        )
     for key, label in (("gradient_monitoring", "gradient monitoring"), ("callbacks", "callback overhead")):
         measured = results[key]
         for name, seconds in measured["step_seconds"].items():
-            rows.append({"measurement": label, "variant": name, "figure": f"step seconds ({measured['clock']})",
-                         "value": seconds, "ratio": measured["ratio"][name]})
+            rows.append(
+                {
+                    "measurement": label,
+                    "variant": name,
+                    "figure": f"step seconds ({measured['clock']})",
+                    "value": seconds,
+                    "ratio": measured["ratio"][name],
+                }
+            )
     return rows
 
 

@@ -69,8 +69,12 @@ def render() -> str:
         for name, s in summary.items()
     )
     return TEMPLATE.format(
-        raw_rows=len(raw), raw_categories=", ".join(f"{n} {c}" for n, c in sorted(categories.items())),
-        kept=len(kept), dropped_duplicates=reviewed - len(kept), seed=data.SPLIT_SEED, rows=rows,
+        raw_rows=len(raw),
+        raw_categories=", ".join(f"{n} {c}" for n, c in sorted(categories.items())),
+        kept=len(kept),
+        dropped_duplicates=reviewed - len(kept),
+        seed=data.SPLIT_SEED,
+        rows=rows,
     )
 
 

@@ -64,8 +64,10 @@ def update_readme(times: dict[str, dict[str, object]]) -> None:
         entry = times.get(path.name, {})
         cpu = f"{entry['cpu_s']:.0f} s" if entry.get("cpu_s") else "not measured"
         gpu = f"{entry['gpu_s']:.0f} s ({entry['gpu_machine']})" if entry.get("gpu_s") else "not measured"
-        rows.append(f"| [`{path.name}`](notebooks/{path.name}) | {title_of(nb)} | {cpu} | {gpu} | "
-                    f"{colab_badge(path.name, config)} |")
+        rows.append(
+            f"| [`{path.name}`](notebooks/{path.name}) | {title_of(nb)} | {cpu} | {gpu} | "
+            f"{colab_badge(path.name, config)} |"
+        )
     before, rest = text.split(start, 1)
     after = rest.split(end, 1)[1]
     README.write_text(before + start + "\n" + "\n".join(rows) + "\n" + end + after)
@@ -92,8 +94,9 @@ def execute(path: Path) -> float:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             cell.metadata.pop("execution", None)
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, timeout=900, kernel_name="python3", record_timing=False, resources={"metadata": {"path": str(path.parent)}}
+    )
     started = time.perf_counter()
     client.execute()
     seconds = time.perf_counter() - started

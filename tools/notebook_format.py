@@ -2,7 +2,8 @@
 
 Authoring: write a lesson as a percent-format Python file (``# %% [markdown]`` and ``# %%`` cells), without
 the set-up cell, then ``python tools/notebook_format.py build src.py notebooks/NN_topic.ipynb``. The builder
-adds the Colab badge to the title cell and inserts the standard set-up cell as the first code cell.
+adds the Colab badge and the link line (previous · syllabus · next) to the title cell, appends the same link
+line as the last cell, and inserts the standard set-up cell as the first code cell.
 ``python tools/notebook_format.py source notebooks/NN_topic.ipynb > src.py`` goes back the other way.
 The .ipynb files are the source of truth; percent files are a convenience for editing.
 """
@@ -11,14 +12,23 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 SETUP_MARKER = "# Set-up: the same cell opens every notebook."
-BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
+SYLLABUS_LINK = "[Syllabus](../README.md#syllabus)"
+NAV_RE = re.compile(
+    r"^(\[← [^\n]*\]\([0-9][0-9]_\w+\.ipynb\) · )?"
+    r"\[Syllabus\]\(\.\./README\.md#syllabus\)"
+    r"( · \[[^\n]* →\]\([0-9][0-9]_\w+\.ipynb\))?$",
+    re.MULTILINE,
+)
+BADGE_RE = re.compile(
+    r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)"
+)
 
 
 def course_config() -> dict[str, str]:
@@ -37,18 +47,44 @@ def setup_cell_source(config: dict[str, str] | None = None) -> str:
     config = config or course_config()
     return f'''{SETUP_MARKER} On Colab it first fetches the course.
 import os, subprocess, sys
-COURSE_REPO = "{config['repository']}"  # `make set-repo REPO=owner/name` changes it everywhere
+COURSE_REPO = "{config["repository"]}"  # `make set-repo REPO=owner/name` changes it everywhere
 if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks (not torch)
     if not os.path.isdir("/content/course"):
-        subprocess.run(["git", "clone", "--depth=1", f"https://github.com/{{COURSE_REPO}}", "/content/course"], check=True)
+        url = f"https://github.com/{{COURSE_REPO}}"
+        subprocess.run(["git", "clone", "--depth=1", url, "/content/course"], check=True)
         subprocess.run(["bash", "/content/course/tools/colab_setup.sh"], check=True)
     sys.path.insert(0, "/content/course")
 import helpers
 profile = helpers.setup_notebook()  # seeds everything, picks the device and sizes, prints them'''
 
 
+def syllabus_names() -> list[str]:
+    """The lesson notebooks in syllabus order (their numbers give the order)."""
+    return sorted(path.name for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def notebook_title(name: str) -> str:
+    """``NN · Title`` from the first line of a notebook's title cell."""
+    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    return nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
+
+
+def nav_line(name: str, names: list[str] | None = None) -> str:
+    """The link line that opens and closes a notebook: previous lesson · syllabus · next lesson."""
+    names = names if names is not None else syllabus_names()
+    if name not in names:
+        raise ValueError(f"{name} is not a lesson notebook (NN_topic.ipynb under notebooks/)")
+    i = names.index(name)
+    parts = [f"[← {notebook_title(names[i - 1])}]({names[i - 1]})"] if i else []
+    parts.append(SYLLABUS_LINK)
+    if i + 1 < len(names):
+        parts.append(f"[{notebook_title(names[i + 1])} →]({names[i + 1]})")
+    return " · ".join(parts)
+
+
 def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, str] | None = None) -> None:
-    """Put the current badge in the title cell and the current set-up cell first among the code cells."""
+    """Put the current badge and link line in the title cell, the same link line in the last cell, and the
+    current set-up cell first among the code cells."""
     config = config or course_config()
     title = nb.cells[0]
     if title.cell_type != "markdown":
@@ -58,6 +94,17 @@ def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, s
         title.source = BADGE_RE.sub(lambda _: badge, title.source)
     else:
         title.source = title.source.rstrip() + "\n\n" + badge
+    nav = nav_line(name) if name in syllabus_names() else None
+    if nav is not None:
+        if NAV_RE.search(title.source):
+            title.source = NAV_RE.sub(lambda _: nav, title.source)
+        else:
+            title.source = title.source.rstrip() + "\n\n" + nav
+        last = nb.cells[-1]
+        if last.cell_type == "markdown" and NAV_RE.fullmatch(last.source.strip()):
+            last.source = nav
+        else:
+            nb.cells.append(nbformat.v4.new_markdown_cell(nav))
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     if code and code[0].source.startswith(SETUP_MARKER):
         code[0].source = setup_cell_source(config)

@@ -29,15 +29,17 @@ DEFAULT_OUT = ROOT / "participant_copies"
 MARKER = ".participant-copy"
 SOLUTIONS_DIR = "helpers/solutions/"
 NOTEBOOK_GLOB = "notebooks/[0-9][0-9]_*.ipynb"
-TEACHER_ONLY = frozenset({
-    "docs/workshop.md",
-    "tools/participant_copies.py",
-    "tools/workshop_agenda.py",
-    "tests/test_participant_copies.py",
-    "tests/test_workshop_agenda.py",
-    "tests/test_exercises.py",          # runs every reference solution
-    "tests/test_notebook_outputs.py",   # checks the committed outputs, which the copy has cleared
-})
+TEACHER_ONLY = frozenset(
+    {
+        "docs/workshop.md",
+        "tools/participant_copies.py",
+        "tools/workshop_agenda.py",
+        "tests/test_participant_copies.py",
+        "tests/test_workshop_agenda.py",
+        "tests/test_exercises.py",  # runs every reference solution
+        "tests/test_notebook_outputs.py",  # checks the committed outputs, which the copy has cleared
+    }
+)
 WITHHELD_MESSAGE = "The reference solutions are not part of the participant copy: ask your teacher."
 STAND_IN = f'''"""Stand-in for the reference solutions, which this participant copy does not include.
 
@@ -88,8 +90,12 @@ class ParticipantCopyError(RuntimeError):
 def repository_files(root: Path = ROOT) -> list[str]:
     """Paths (relative, POSIX) that git would commit: tracked files plus untracked files that are not ignored."""
     try:
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                                check=True, capture_output=True, text=True).stdout
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError) as error:
         raise ParticipantCopyError(
             f"could not list the course files with git ({error}); run this tool inside the course's git checkout."
@@ -172,8 +178,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"participant_copies: {error}", file=sys.stderr)
         return 1
     print(f"{len(report['cleared'])} notebooks cleared and {len(report['copied'])} other files copied to {options.out}")
-    print(f"left out ({len(report['left_out'])}): " + ", ".join(
-        sorted({path if not path.startswith(SOLUTIONS_DIR) else SOLUTIONS_DIR for path in report["left_out"]})))
+    print(
+        f"left out ({len(report['left_out'])}): "
+        + ", ".join(
+            sorted({path if not path.startswith(SOLUTIONS_DIR) else SOLUTIONS_DIR for path in report["left_out"]})
+        )
+    )
     return 0
 
 

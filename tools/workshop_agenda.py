@@ -44,14 +44,31 @@ PLAN: dict[str, tuple[int, int]] = {
 }
 BREAK, LUNCH = ("break", 15), ("lunch", 60)
 HALF_DAY: list[str | tuple[str, int]] = [
-    "00_start_here.ipynb", "01_first_fine_tune.ipynb", "04_compute_metrics.ipynb", BREAK,
-    "06_callback_control.ipynb", "07_custom_loss.ipynb", "12_capstone.ipynb",
+    "00_start_here.ipynb",
+    "01_first_fine_tune.ipynb",
+    "04_compute_metrics.ipynb",
+    BREAK,
+    "06_callback_control.ipynb",
+    "07_custom_loss.ipynb",
+    "12_capstone.ipynb",
 ]
 FULL_DAY: list[str | tuple[str, int]] = [
-    "00_start_here.ipynb", "01_first_fine_tune.ipynb", "02_training_arguments.ipynb", "03_lr_schedules.ipynb", BREAK,
-    "04_compute_metrics.ipynb", "05_callback_events.ipynb", "06_callback_control.ipynb", LUNCH,
-    "07_custom_loss.ipynb", "08_training_step_and_gradients.ipynb", "09_gpu_and_performance.ipynb", BREAK,
-    "10_scaling_out.ipynb", "11_checkpoints_and_resume.ipynb", "12_capstone.ipynb",
+    "00_start_here.ipynb",
+    "01_first_fine_tune.ipynb",
+    "02_training_arguments.ipynb",
+    "03_lr_schedules.ipynb",
+    BREAK,
+    "04_compute_metrics.ipynb",
+    "05_callback_events.ipynb",
+    "06_callback_control.ipynb",
+    LUNCH,
+    "07_custom_loss.ipynb",
+    "08_training_step_and_gradients.ipynb",
+    "09_gpu_and_performance.ipynb",
+    BREAK,
+    "10_scaling_out.ipynb",
+    "11_checkpoints_and_resume.ipynb",
+    "12_capstone.ipynb",
 ]
 
 
@@ -80,8 +97,9 @@ def notebook_title(name: str, root: Path = ROOT) -> str:
     return line.lstrip("# ").split("·", 1)[-1].strip()
 
 
-def build_blocks(sequence: list[str | tuple[str, int]], times: dict[str, dict[str, object]],
-                 root: Path = ROOT) -> list[Block]:
+def build_blocks(
+    sequence: list[str | tuple[str, int]], times: dict[str, dict[str, object]], root: Path = ROOT
+) -> list[Block]:
     """The agenda rows for ``sequence`` (notebook names and ``(label, minutes)`` breaks)."""
     blocks: list[Block] = []
     now = DAY_START_MINUTES
@@ -91,7 +109,9 @@ def build_blocks(sequence: list[str | tuple[str, int]], times: dict[str, dict[st
             blocks.append(Block(now, minutes, f"*{label}*", "", ""))
         else:
             if item not in PLAN:
-                raise KeyError(f"{item} has no entry in PLAN; add its explaining and exercise minutes to tools/workshop_agenda.py.")
+                raise KeyError(
+                    f"{item} has no entry in PLAN; add its explaining and exercise minutes to tools/workshop_agenda.py."
+                )
             explain, exercises = PLAN[item]
             entry = times.get(item, {})
             cpu_s = entry.get("cpu_s")
@@ -108,9 +128,13 @@ def build_blocks(sequence: list[str | tuple[str, int]], times: dict[str, dict[st
 
 def agenda_table(title: str, blocks: list[Block]) -> str:
     """One agenda as a markdown table, with its total length."""
-    rows = [f"**{title}** ({clock(blocks[0].start)} to {clock(blocks[-1].start + blocks[-1].minutes)}, "
-            f"{sum(block.minutes for block in blocks)} minutes)", "",
-            "| time | minutes | block | CPU run time | GPU run time |", "|---|---|---|---|---|"]
+    rows = [
+        f"**{title}** ({clock(blocks[0].start)} to {clock(blocks[-1].start + blocks[-1].minutes)}, "
+        f"{sum(block.minutes for block in blocks)} minutes)",
+        "",
+        "| time | minutes | block | CPU run time | GPU run time |",
+        "|---|---|---|---|---|",
+    ]
     for block in blocks:
         rows.append(f"| {clock(block.start)} | {block.minutes} | {block.label} | {block.cpu} | {block.gpu} |")
     return "\n".join(rows)
@@ -119,12 +143,19 @@ def agenda_table(title: str, blocks: list[Block]) -> str:
 def agenda_markdown(times: dict[str, dict[str, object]], root: Path = ROOT) -> str:
     """Both agendas, and where their numbers come from."""
     machines = sorted({str(entry["cpu_machine"]) for entry in times.values() if entry.get("cpu_machine")})
-    source = (f"Run times: measured top to bottom by `make execute` on a {', '.join(machines) or 'machine not recorded'} "
-              "(CPU) and, where measured, on a GPU; read from `notebooks/run_times.json` by "
-              "`tools/workshop_agenda.py`. A block is explaining + exercises + the CPU run time rounded up to "
-              f"whole minutes; a notebook not measured yet is planned at {UNMEASURED_MINUTES} minutes.")
-    return "\n\n".join([source, agenda_table("Half day", build_blocks(HALF_DAY, times, root)),
-                        agenda_table("Full day", build_blocks(FULL_DAY, times, root))])
+    source = (
+        f"Run times: measured top to bottom by `make execute` on a {', '.join(machines) or 'machine not recorded'} "
+        "(CPU) and, where measured, on a GPU; read from `notebooks/run_times.json` by "
+        "`tools/workshop_agenda.py`. A block is explaining + exercises + the CPU run time rounded up to "
+        f"whole minutes; a notebook not measured yet is planned at {UNMEASURED_MINUTES} minutes."
+    )
+    return "\n\n".join(
+        [
+            source,
+            agenda_table("Half day", build_blocks(HALF_DAY, times, root)),
+            agenda_table("Full day", build_blocks(FULL_DAY, times, root)),
+        ]
+    )
 
 
 def load_times(path: Path = TIMES) -> dict[str, dict[str, object]]:

@@ -107,8 +107,12 @@ class Exercise:
             return Verdict(WRONG, str(reason), self.name)
         except Exception as error:  # the learner's code failed: report it, with where it failed
             where = traceback.extract_tb(error.__traceback__)[-1]
-            return Verdict(WRONG, f"your code raised {type(error).__name__}: {error} "
-                                  f"(at {where.name}, line {where.lineno}). Fix that first; `.hint()` may help.", self.name)
+            return Verdict(
+                WRONG,
+                f"your code raised {type(error).__name__}: {error} "
+                f"(at {where.name}, line {where.lineno}). Fix that first; `.hint()` may help.",
+                self.name,
+            )
         if verdict is None:
             return Verdict(PASSED, "well done.", self.name)
         if not isinstance(verdict, Verdict):
@@ -140,6 +144,7 @@ def solution_source(obj: Any) -> str:
 
 # --- Validation of learners' code handed to a Trainer inside a checker ---------------------------------------
 
+
 def require_metrics_dict(result: Any, name: str = "compute_metrics") -> dict[str, float]:
     """Return ``result`` if it is what ``Trainer`` expects from ``compute_metrics``; raise :class:`Wrong` if not.
 
@@ -149,14 +154,20 @@ def require_metrics_dict(result: Any, name: str = "compute_metrics") -> dict[str
     import numbers
 
     if not isinstance(result, dict):
-        raise Wrong(f"{name} returned {type(result).__name__} ({result!r:.60}); it must return a dict such as "
-                    "{'accuracy': 0.8}, mapping each metric name to a number.")
+        raise Wrong(
+            f"{name} returned {type(result).__name__} ({result!r:.60}); it must return a dict such as "
+            "{'accuracy': 0.8}, mapping each metric name to a number."
+        )
     for key, value in result.items():
         if not isinstance(key, str):
-            raise Wrong(f"{name} returned a dict with the key {key!r}; metric names must be strings such as 'accuracy'.")
+            raise Wrong(
+                f"{name} returned a dict with the key {key!r}; metric names must be strings such as 'accuracy'."
+            )
         if isinstance(value, bool) or not isinstance(value, numbers.Number) and not _is_scalar_array(value):
-            raise Wrong(f"{name} returned {key!r}: {type(value).__name__}; each metric must be a single number "
-                        "(use float(...) on a NumPy scalar or a one-element array).")
+            raise Wrong(
+                f"{name} returned {key!r}: {type(value).__name__}; each metric must be a single number "
+                "(use float(...) on a NumPy scalar or a one-element array)."
+            )
     return result
 
 
@@ -173,8 +184,10 @@ def require_callback_result(result: Any, event: str, callback_name: str = "your 
     from transformers import TrainerControl
 
     if result is not None and not isinstance(result, TrainerControl):
-        raise Wrong(f"{callback_name}.{event} returned {type(result).__name__}; an event must return None or the "
-                    "`control` object it received (set its flags, e.g. control.should_training_stop = True).")
+        raise Wrong(
+            f"{callback_name}.{event} returned {type(result).__name__}; an event must return None or the "
+            "`control` object it received (set its flags, e.g. control.should_training_stop = True)."
+        )
 
 
 def validated_compute_metrics(function: Callable[[Any], Any], name: str = "compute_metrics") -> Callable[[Any], Any]:
@@ -201,7 +214,9 @@ def validated_callback(callback: Any) -> Any:
             raise Wrong(f"{callback.__name__} must inherit transformers.TrainerCallback.")
         callback = callback()
     if not isinstance(callback, TrainerCallback):
-        raise Wrong(f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}.")
+        raise Wrong(
+            f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}."
+        )
     from helpers.callbacks import callback_event_names
 
     class ValidatedCallback(TrainerCallback):

@@ -22,8 +22,10 @@ def _check_cosine_value(answer: Any) -> None:
         return
     if abs(answer - linear) <= 0.01:
         raise Wrong("that is the linear schedule's value; read the cosine curve.")
-    raise Wrong(f"{answer} is not what the cosine curve shows at update {STEP_TO_READ}; remember the first 10 "
-                "updates are warmup, so the decay has covered (70 - 10) / 90 of its length.")
+    raise Wrong(
+        f"{answer} is not what the cosine curve shows at update {STEP_TO_READ}; remember the first 10 "
+        "updates are warmup, so the decay has covered (70 - 10) / 90 of its length."
+    )
 
 
 def _check_schedule_settings(settings: Any) -> None:
@@ -36,27 +38,41 @@ def _check_schedule_settings(settings: Any) -> None:
     if abs(peak - 3e-4) > 1e-12 or abs(max(rates) - 3e-4) > 1e-9:
         raise Wrong(f"the highest applied rate is {max(rates):.2e}; the peak should be 3e-4 (learning_rate).")
     if trainer.args.get_warmup_steps(40) != 10:
-        raise Wrong("in a 40-update run your warmup would last "
-                    f"{trainer.args.get_warmup_steps(40)} updates, not a quarter (10): give warmup_steps as a fraction.")
+        raise Wrong(
+            "in a 40-update run your warmup would last "
+            f"{trainer.args.get_warmup_steps(40)} updates, not a quarter (10): give warmup_steps as a fraction."
+        )
     if rates.index(max(rates)) != 3:
-        raise Wrong(f"the rate first reaches its peak at update {rates.index(max(rates))}; with 12 updates the "
-                    "warmup should end at update 3.")
+        raise Wrong(
+            f"the rate first reaches its peak at update {rates.index(max(rates))}; with 12 updates the "
+            "warmup should end at update 3."
+        )
     floor = min(rates[3:]) / peak
     if floor < 0.1 - 1e-9:
         raise Wrong(f"the rate fell to {floor:.0%} of the peak; it must stay at 10% or more (a min-lr cosine).")
     expected = schedule_lrs("cosine_with_min_lr", 12, 3, 3e-4, {"min_lr_rate": 0.1})
     if max(abs(a - b) for a, b in zip(rates, expected)) > 1e-9:
-        raise Wrong("the rates stay above the floor but do not follow a cosine that decays towards 10% of the "
-                    "peak; check the scheduler type and its floor.")
+        raise Wrong(
+            "the rates stay above the floor but do not follow a cosine that decays towards 10% of the "
+            "peak; check the scheduler type and its floor."
+        )
 
 
 q1 = Exercise(
-    name="03.1", answer_name="cosine_multiplier_at_70", checker=_check_cosine_value,
+    name="03.1",
+    answer_name="cosine_multiplier_at_70",
+    checker=_check_cosine_value,
     hint_text="schedule_lrs('cosine', 100, 10)[70] computes it; on the plot, read the cosine line at x = 70.",
-    solution_obj=solutions.cosine_multiplier_at_70, wrong_answers=solutions.WRONG_VALUES)
+    solution_obj=solutions.cosine_multiplier_at_70,
+    wrong_answers=solutions.WRONG_VALUES,
+)
 
 q2 = Exercise(
-    name="03.2", answer_name="schedule_settings", checker=_check_schedule_settings,
+    name="03.2",
+    answer_name="schedule_settings",
+    checker=_check_schedule_settings,
     hint_text="lr_scheduler_type='cosine_with_min_lr' with lr_scheduler_kwargs={'min_lr_rate': ...}, "
-              "and warmup_steps as a float.",
-    solution_obj=solutions.schedule_settings, wrong_answers=solutions.WRONG_SCHEDULES)
+    "and warmup_steps as a float.",
+    solution_obj=solutions.schedule_settings,
+    wrong_answers=solutions.WRONG_SCHEDULES,
+)

@@ -23,9 +23,16 @@ def _profile() -> Any:
 def _args(output_dir: str, **overrides: Any) -> Any:
     from transformers import TrainingArguments
 
-    settings = dict(output_dir=output_dir, per_device_eval_batch_size=16, per_device_train_batch_size=16,
-                    report_to="none", seed=0, save_strategy="no", logging_strategy="no",
-                    **_profile().precision_kwargs())
+    settings = dict(
+        output_dir=output_dir,
+        per_device_eval_batch_size=16,
+        per_device_train_batch_size=16,
+        report_to="none",
+        seed=0,
+        save_strategy="no",
+        logging_strategy="no",
+        **_profile().precision_kwargs(),
+    )
     settings.update(overrides)
     return TrainingArguments(**settings)
 
@@ -38,8 +45,9 @@ def _demo_model_and_data() -> tuple[Any, Any, Any]:
 
     profile = _profile()
     tokenizer = load_tokenizer()
-    data = tokenize_reviews(load_reviews(), tokenizer, profile.max_length,
-                            sizes={"validation": profile.demo_examples})["validation"]
+    data = tokenize_reviews(load_reviews(), tokenizer, profile.max_length, sizes={"validation": profile.demo_examples})[
+        "validation"
+    ]
     model = load_model(num_layers=profile.demo_layers)
     model.config.output_hidden_states = True  # predictions arrive as (logits, hidden_states)
     return model, tokenizer, data
@@ -57,11 +65,16 @@ def _compare(mine: dict[str, Any], expected: dict[str, float], where: str) -> No
         raise Wrong(f"{where}: compute_metrics must return a dict, got {type(mine).__name__}.")
     missing = [key for key in expected if key not in mine]
     if missing:
-        raise Wrong(f"{where}: the dict has no {missing}; return keys 'accuracy' and 'f1_macro' (the Trainer adds eval_).")
+        raise Wrong(
+            f"{where}: the dict has no {missing}; return keys 'accuracy' and 'f1_macro' (the Trainer adds eval_)."
+        )
     for key, value in expected.items():
         if not np.isclose(float(mine[key]), value, atol=1e-6):
-            advice = ("use f1_score(..., average='macro')" if key == "f1_macro" else
-                      "compare np.argmax(logits, -1) with label_ids")
+            advice = (
+                "use f1_score(..., average='macro')"
+                if key == "f1_macro"
+                else "compare np.argmax(logits, -1) with label_ids"
+            )
             raise Wrong(f"{where}: {key} is {float(mine[key]):.4f} but should be {value:.4f}; {advice}.")
 
 
@@ -82,12 +95,18 @@ def _check_compute_metrics(answer: Any) -> None:
         return answer(eval_prediction)
 
     with tempfile.TemporaryDirectory() as folder:
-        trainer = Trainer(model=model, args=_args(folder), eval_dataset=data, compute_metrics=recorded,
-                          data_collator=DataCollatorWithPadding(tokenizer))
+        trainer = Trainer(
+            model=model,
+            args=_args(folder),
+            eval_dataset=data,
+            compute_metrics=recorded,
+            data_collator=DataCollatorWithPadding(tokenizer),
+        )
         metrics = trainer.evaluate()
     expected = _reference(seen[-1])
-    _compare({key.removeprefix("eval_"): value for key, value in metrics.items()}, expected,
-             "inside trainer.evaluate()")
+    _compare(
+        {key.removeprefix("eval_"): value for key, value in metrics.items()}, expected, "inside trainer.evaluate()"
+    )
 
 
 def _toy_model(seed: int = 0) -> Any:
@@ -126,24 +145,37 @@ def _check_streaming(answer: Any) -> None:
         raise Wrong("MyStreamingAccuracy must be a class (the check creates one instance and evaluates twice).")
     metric = answer()
     if "compute_result" not in inspect.signature(metric).parameters:
-        raise Wrong("__call__ must take (self, eval_prediction, compute_result): batch_eval_metrics passes compute_result.")
+        raise Wrong(
+            "__call__ must take (self, eval_prediction, compute_result): batch_eval_metrics passes compute_result."
+        )
     import torch
 
     model, datasets_used = _toy_model(), [_toy_data(100, seed=1), _toy_data(60, seed=7)]
     with tempfile.TemporaryDirectory() as folder:
-        trainer = Trainer(model=model, args=_args(folder, batch_eval_metrics=True), eval_dataset=datasets_used[0],
-                          compute_metrics=metric)
+        trainer = Trainer(
+            model=model,
+            args=_args(folder, batch_eval_metrics=True),
+            eval_dataset=datasets_used[0],
+            compute_metrics=metric,
+        )
         results = [trainer.evaluate(eval_dataset=data) for data in datasets_used]  # two different evaluations
     for attempt, (metrics, data) in enumerate(zip(results, datasets_used), start=1):
         with torch.no_grad():
             logits = model(torch.tensor(np.array(data["features"]), dtype=torch.float32))["logits"]
         expected = float((logits.argmax(-1).numpy() == np.array(data["label"])).mean())
         if "eval_accuracy" not in metrics:
-            raise Wrong(f"evaluation {attempt} returned no 'accuracy'; return {{'accuracy': ...}} when compute_result is True.")
+            raise Wrong(
+                f"evaluation {attempt} returned no 'accuracy'; return {{'accuracy': ...}} when compute_result is True."
+            )
         if not np.isclose(metrics["eval_accuracy"], expected, atol=1e-6):
-            why = ("the first evaluation is wrong: count over every batch, not only the last one" if attempt == 1 else
-                   "the second evaluation is wrong: reset your counts after returning the result")
-            raise Wrong(f"evaluation {attempt}: accuracy {metrics['eval_accuracy']:.4f}, expected {expected:.4f}; {why}.")
+            why = (
+                "the first evaluation is wrong: count over every batch, not only the last one"
+                if attempt == 1
+                else "the second evaluation is wrong: reset your counts after returning the result"
+            )
+            raise Wrong(
+                f"evaluation {attempt}: accuracy {metrics['eval_accuracy']:.4f}, expected {expected:.4f}; {why}."
+            )
 
 
 def _check_best_model_args(answer: Any) -> None:
@@ -156,40 +188,52 @@ def _check_best_model_args(answer: Any) -> None:
     with tempfile.TemporaryDirectory() as folder:
         settings = dict(num_train_epochs=4, learning_rate=0.05, per_device_train_batch_size=16)
         settings.update(answer)
-        trainer = Trainer(model=_toy_model(seed=3), args=_args(folder, **settings),
-                          train_dataset=_toy_data(96, seed=2), eval_dataset=_toy_data(64, seed=5))
+        trainer = Trainer(
+            model=_toy_model(seed=3),
+            args=_args(folder, **settings),
+            train_dataset=_toy_data(96, seed=2),
+            eval_dataset=_toy_data(64, seed=5),
+        )
         trainer.train()
         losses = [entry["eval_loss"] for entry in trainer.state.log_history if "eval_loss" in entry]
         final_loss = trainer.evaluate()["eval_loss"]
     if len(losses) < 2:
         raise Wrong("the run evaluated fewer than twice; evaluate every epoch (eval_strategy='epoch').")
     if not np.isclose(trainer.state.best_metric, min(losses)):
-        raise Wrong(f"the best checkpoint has eval_loss {trainer.state.best_metric:.4f} but the lowest was "
-                    f"{min(losses):.4f}; for a loss, lower is better (greater_is_better=False).")
+        raise Wrong(
+            f"the best checkpoint has eval_loss {trainer.state.best_metric:.4f} but the lowest was "
+            f"{min(losses):.4f}; for a loss, lower is better (greater_is_better=False)."
+        )
     if not np.isclose(final_loss, min(losses), atol=1e-5):
         raise Wrong("the model at the end is not the best checkpoint; check load_best_model_at_end and save_strategy.")
 
 
 q1 = Exercise(
-    name="04.1", answer_name="my_compute_metrics", checker=_check_compute_metrics,
+    name="04.1",
+    answer_name="my_compute_metrics",
+    checker=_check_compute_metrics,
     hint_text="predictions may be a tuple: take predictions[0] when it is; then np.argmax(logits, -1), "
-              "accuracy_score(labels, predicted) and f1_score(labels, predicted, average='macro').",
+    "accuracy_score(labels, predicted) and f1_score(labels, predicted, average='macro').",
     solution_obj=solutions.my_compute_metrics,
     wrong_answers=[solutions.argmax_of_tuple, solutions.binary_f1, solutions.labels_against_labels],
 )
 
 q2 = Exercise(
-    name="04.2", answer_name="MyStreamingAccuracy", checker=_check_streaming,
+    name="04.2",
+    answer_name="MyStreamingAccuracy",
+    checker=_check_streaming,
     hint_text="keep self.correct and self.total; add each batch's counts (they are torch tensors: use .sum() and "
-              ".numel()); when compute_result is True, compute the result, set both counts back to 0, return it.",
+    ".numel()); when compute_result is True, compute the result, set both counts back to 0, return it.",
     solution_obj=solutions.MyStreamingAccuracy,
     wrong_answers=[solutions.LastBatchAccuracy, solutions.NeverResetAccuracy],
 )
 
 q3 = Exercise(
-    name="04.3", answer_name="my_best_model_args", checker=_check_best_model_args,
+    name="04.3",
+    answer_name="my_best_model_args",
+    checker=_check_best_model_args,
     hint_text="eval_strategy and save_strategy both 'epoch', load_best_model_at_end=True, "
-              "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
+    "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
     solution_obj=solutions.MY_BEST_MODEL_ARGS,
     wrong_answers=[solutions.HIGHEST_LOSS_ARGS, solutions.MISMATCHED_STRATEGY_ARGS, solutions.NO_LOAD_BEST_ARGS],
 )

@@ -20,7 +20,9 @@ def _check_head_monitor(answer: Any) -> None:
     from transformers import TrainerCallback
 
     if not (isinstance(answer, type) and issubclass(answer, TrainerCallback)):
-        raise Wrong(f"MyHeadGradientMonitor must be a class that subclasses transformers.TrainerCallback, got {answer!r}.")
+        raise Wrong(
+            f"MyHeadGradientMonitor must be a class that subclasses transformers.TrainerCallback, got {answer!r}."
+        )
     monitor = answer()
     reference = GradientNormRecorder(group_by=lambda name: "head", keep=lambda name: name.startswith("classifier"))
     # a small max_grad_norm, so that clipping changes the norms: the check tells before from after
@@ -30,14 +32,18 @@ def _check_head_monitor(answer: Any) -> None:
     if not isinstance(norms, list):
         raise Wrong("the callback must keep its norms in a list attribute `self.norms` (set it in __init__).")
     if len(norms) != 3:
-        raise Wrong(f"3 optimizer steps ran but self.norms holds {len(norms)} values: record once per optimizer step, "
-                    "at the event where gradients exist (on_pre_optimizer_step).")
+        raise Wrong(
+            f"3 optimizer steps ran but self.norms holds {len(norms)} values: record once per optimizer step, "
+            "at the event where gradients exist (on_pre_optimizer_step)."
+        )
     expected = reference.norms["head"]
     values = [float(value) for value in norms]
     if any(abs(got - want) > 1e-4 * max(want, 1e-8) for got, want in zip(values, expected)):
-        raise Wrong(f"your norms {[round(v, 5) for v in values]} differ from the classifier's gradient norms after "
-                    f"clipping {[round(v, 5) for v in expected]}. Use the L2 norm (sqrt of the sum of squares) over "
-                    "every parameter whose name starts with 'classifier', read at on_pre_optimizer_step.")
+        raise Wrong(
+            f"your norms {[round(v, 5) for v in values]} differ from the classifier's gradient norms after "
+            f"clipping {[round(v, 5) for v in expected]}. Use the L2 norm (sqrt of the sum of squares) over "
+            "every parameter whose name starts with 'classifier', read at on_pre_optimizer_step."
+        )
 
 
 def _check_layerwise_decay(answer: Any) -> None:
@@ -65,17 +71,21 @@ def _check_layerwise_decay(answer: Any) -> None:
         if id(param) not in lr_of:
             raise Wrong(f"{name} is in no parameter group, so it would never be trained. Include every parameter.")
         if abs(lr_of[id(param)] - expected) > 1e-12:
-            raise Wrong(f"{name} has lr {lr_of[id(param)]:.3e}, expected {expected:.3e} "
-                        f"(learning_rate * 0.5 ** {depth}; the layers count down from the top).")
+            raise Wrong(
+                f"{name} has lr {lr_of[id(param)]:.3e}, expected {expected:.3e} "
+                f"(learning_rate * 0.5 ** {depth}; the layers count down from the top)."
+            )
 
 
 q1 = Exercise(
     name="08.1",
     answer_name="MyHeadGradientMonitor",
     checker=_check_head_monitor,
-    hint_text=("Subclass TrainerCallback; in __init__ set self.norms = []; in on_pre_optimizer_step(self, args, state, "
-               "control, model=None, **kwargs) take the grads of parameters whose name starts with 'classifier' and "
-               "append torch.sqrt(sum(g.pow(2).sum() for g in grads)).item()."),
+    hint_text=(
+        "Subclass TrainerCallback; in __init__ set self.norms = []; in on_pre_optimizer_step(self, args, state, "
+        "control, model=None, **kwargs) take the grads of parameters whose name starts with 'classifier' and "
+        "append torch.sqrt(sum(g.pow(2).sum() for g in grads)).item()."
+    ),
     solution_obj=solutions.MyHeadGradientMonitor,
     wrong_answers=[solutions.StepEndMonitor, solutions.MeanGradientMonitor, solutions.WholeModelMonitor],
 )
@@ -84,9 +94,11 @@ q2 = Exercise(
     name="08.2",
     answer_name="MyLayerwiseDecayTrainer",
     checker=_check_layerwise_decay,
-    hint_text=("In create_optimizer, when self.optimizer is None: for each named parameter find its depth from the top "
-               "(0 for classifier and pooler, L - i for '.layer.i.', L + 1 for embeddings), group the parameters by "
-               "depth, and build torch.optim.AdamW([{'params': ..., 'lr': lr * 0.5 ** depth}, ...]). Return it."),
+    hint_text=(
+        "In create_optimizer, when self.optimizer is None: for each named parameter find its depth from the top "
+        "(0 for classifier and pooler, L - i for '.layer.i.', L + 1 for embeddings), group the parameters by "
+        "depth, and build torch.optim.AdamW([{'params': ..., 'lr': lr * 0.5 ** depth}, ...]). Return it."
+    ),
     solution_obj=solutions.MyLayerwiseDecayTrainer,
     wrong_answers=[solutions.UniformLRTrainer, solutions.InvertedDecayTrainer, solutions.ForgetsEmbeddingsTrainer],
 )

@@ -30,26 +30,42 @@ def _padded_tokens(overrides: dict[str, Any]) -> int:
 
     model, tokenizer, reviews = _reviews_and_model()
     with tempfile.TemporaryDirectory() as folder:
-        settings = {"output_dir": folder, "per_device_train_batch_size": _BATCH, "report_to": "none", "seed": 0,
-                    "use_cpu": True, **overrides}
-        trainer = Trainer(model=model, args=TrainingArguments(**settings), train_dataset=reviews,
-                          data_collator=DataCollatorWithPadding(tokenizer))
+        settings = {
+            "output_dir": folder,
+            "per_device_train_batch_size": _BATCH,
+            "report_to": "none",
+            "seed": 0,
+            "use_cpu": True,
+            **overrides,
+        }
+        trainer = Trainer(
+            model=model,
+            args=TrainingArguments(**settings),
+            train_dataset=reviews,
+            data_collator=DataCollatorWithPadding(tokenizer),
+        )
         if trainer.args.per_device_train_batch_size != _BATCH:
-            raise Wrong(f"keep per_device_train_batch_size={_BATCH}: a smaller batch pads less, but it is another "
-                        "training run (more steps, noisier gradients). Change how reviews are ordered instead.")
+            raise Wrong(
+                f"keep per_device_train_batch_size={_BATCH}: a smaller batch pads less, but it is another "
+                "training run (more steps, noisier gradients). Change how reviews are ordered instead."
+            )
         stats = padding_stats(trainer.get_train_dataloader())
     return stats["tokens"] - stats["real_tokens"]
 
 
 def _check_low_padding(overrides: Any) -> None:
     if not isinstance(overrides, dict):
-        raise Wrong(f"low_padding_arguments should be a dict of TrainingArguments overrides, not {type(overrides).__name__}.")
+        raise Wrong(
+            f"low_padding_arguments should be a dict of TrainingArguments overrides, not {type(overrides).__name__}."
+        )
     baseline = _padded_tokens({})
     yours = _padded_tokens(overrides)
     if yours > 0.6 * baseline:
-        raise Wrong(f"one epoch still pads {yours} tokens against {baseline} with plain dynamic padding "
-                    f"({yours / baseline:.0%}); the goal is 60 % or less. Which sampler puts reviews of similar length "
-                    "together (section 2)?")
+        raise Wrong(
+            f"one epoch still pads {yours} tokens against {baseline} with plain dynamic padding "
+            f"({yours / baseline:.0%}); the goal is 60 % or less. Which sampler puts reviews of similar length "
+            "together (section 2)?"
+        )
 
 
 def _check_accumulation_plan(plan: Any) -> None:
@@ -65,14 +81,18 @@ def _check_accumulation_plan(plan: Any) -> None:
             args = TrainingArguments(output_dir=folder, use_cpu=True, report_to="none", **answer)
         micro, steps = args.per_device_train_batch_size, args.gradient_accumulation_steps
         if micro * steps != target:
-            raise Wrong(f"for target {target} (micro-batch at most {largest}) you planned {micro} x {steps} = "
-                        f"{micro * steps} reviews per optimizer step; the product must equal the target exactly.")
+            raise Wrong(
+                f"for target {target} (micro-batch at most {largest}) you planned {micro} x {steps} = "
+                f"{micro * steps} reviews per optimizer step; the product must equal the target exactly."
+            )
         if micro > largest:
             raise Wrong(f"for target {target} your micro-batch {micro} is larger than {largest}, which does not fit.")
         best = max(size for size in range(1, min(target, largest) + 1) if target % size == 0)
         if micro < best:
-            raise Wrong(f"for target {target} with at most {largest} per micro-batch, {best} x {target // best} works; "
-                        f"{micro} x {steps} gives the same batch but more, smaller passes, which cost time.")
+            raise Wrong(
+                f"for target {target} with at most {largest} per micro-batch, {best} x {target // best} works; "
+                f"{micro} x {steps} gives the same batch but more, smaller passes, which cost time."
+            )
 
 
 q1 = Exercise(
@@ -88,7 +108,9 @@ q2 = Exercise(
     name="09.2",
     answer_name="accumulation_plan",
     checker=_check_accumulation_plan,
-    hint_text="try micro-batch sizes from min(target, max_micro_batch) down to 1; keep the first that divides the target.",
+    hint_text=(
+        "try micro-batch sizes from min(target, max_micro_batch) down to 1; keep the first that divides the target."
+    ),
     solution_obj=solutions.accumulation_plan,
     wrong_answers=[solutions.wrong_plan_ignores_divisibility, solutions.wrong_plan_micro_batch_of_one],
 )

@@ -18,15 +18,19 @@ def _trainer_steps(examples: int, per_device_batch: int, processes: int, accumul
 
 def _check_steps(answer: Any) -> None:
     if not callable(answer):
-        raise Wrong("steps_per_epoch should be a function (examples, per_device_batch, processes, accumulation) -> int.")
+        raise Wrong(
+            "steps_per_epoch should be a function (examples, per_device_batch, processes, accumulation) -> int."
+        )
     cases = [(32, 4, 2, 1), (1000, 8, 4, 2), (100, 16, 1, 1), (101, 8, 2, 3), (10, 8, 8, 4), (640, 32, 2, 1)]
     for case in cases:
         expected, yours = _trainer_steps(*case), answer(*case)
         if yours != expected:
             examples, batch, processes, accumulation = case
-            raise Wrong(f"{examples} reviews, batch {batch} per process, {processes} processes, accumulation "
-                        f"{accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said {yours}. "
-                        "Each process reads its own batch, and a last, smaller batch still counts.")
+            raise Wrong(
+                f"{examples} reviews, batch {batch} per process, {processes} processes, accumulation "
+                f"{accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said {yours}. "
+                "Each process reads its own batch, and a last, smaller batch still counts."
+            )
 
 
 def _state(world_zero: bool, local_zero: bool) -> Any:
@@ -50,12 +54,16 @@ def _check_collector(callback_class: Any) -> None:
     for world_zero, local_zero in [(False, False), (False, True)]:  # rank 1 of one machine; rank 0 of machine 2
         collector.on_log(args, _state(world_zero, local_zero), TrainerControl(), logs={"loss": 0.5})
         if collector.losses:
-            raise Wrong(f"a process with is_world_process_zero={world_zero}, is_local_process_zero={local_zero} "
-                        "collected a loss; only the one world process zero should, or every loss is kept twice.")
+            raise Wrong(
+                f"a process with is_world_process_zero={world_zero}, is_local_process_zero={local_zero} "
+                "collected a loss; only the one world process zero should, or every loss is kept twice."
+            )
     collector.on_log(args, _state(True, True), TrainerControl(), logs={"learning_rate": 1e-4})
     collector.on_log(args, _state(True, True), TrainerControl(), logs={"loss": 0.25, "grad_norm": 1.0})
     if collector.losses != [0.25]:
-        raise Wrong(f"on process zero, keep logs['loss'] when the logs have one (and nothing else): got {collector.losses}.")
+        raise Wrong(
+            f"on process zero, keep logs['loss'] when the logs have one (and nothing else): got {collector.losses}."
+        )
     _check_in_real_run(callback_class)
 
 
@@ -69,10 +77,24 @@ def _check_in_real_run(callback_class: Any) -> None:
     reviews = tokenize_reviews(select_examples(load_reviews()["train"], 16), tokenizer, max_length=32)
     collector = callback_class()
     with tempfile.TemporaryDirectory() as folder:
-        args = TrainingArguments(output_dir=folder, per_device_train_batch_size=8, max_steps=2, logging_steps=1,
-                                 save_strategy="no", report_to="none", use_cpu=True, seed=0, disable_tqdm=True)
-        trainer = Trainer(model=model, args=args, train_dataset=reviews, data_collator=DataCollatorWithPadding(tokenizer),
-                          callbacks=[collector])
+        args = TrainingArguments(
+            output_dir=folder,
+            per_device_train_batch_size=8,
+            max_steps=2,
+            logging_steps=1,
+            save_strategy="no",
+            report_to="none",
+            use_cpu=True,
+            seed=0,
+            disable_tqdm=True,
+        )
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=reviews,
+            data_collator=DataCollatorWithPadding(tokenizer),
+            callbacks=[collector],
+        )
         trainer.train()
     logged = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     if collector.losses != logged:
@@ -84,7 +106,7 @@ q1 = Exercise(
     answer_name="steps_per_epoch",
     checker=_check_steps,
     hint_text="global batch = per_device_batch x processes; batches per process = ceil(examples / global batch); "
-              "then group them by `accumulation`, rounding up.",
+    "then group them by `accumulation`, rounding up.",
     solution_obj=solutions.steps_per_epoch,
     wrong_answers=[solutions.wrong_steps_ignore_processes, solutions.wrong_steps_floor],
 )

@@ -34,8 +34,10 @@ def _check_latest_checkpoint(latest_checkpoint: Any) -> None:
         if answer is None:
             raise Wrong(f"the folder holds {sorted(f'checkpoint-{s}' for s in steps)} but you returned None.")
         if Path(answer) != expected:
-            raise Wrong(f"for {sorted(f'checkpoint-{s}' for s in steps)} you returned {Path(answer).name}, "
-                        f"not checkpoint-{max(steps)}. Compare the step numbers as ints, not the names as text.")
+            raise Wrong(
+                f"for {sorted(f'checkpoint-{s}' for s in steps)} you returned {Path(answer).name}, "
+                f"not checkpoint-{max(steps)}. Compare the step numbers as ints, not the names as text."
+            )
 
 
 @lru_cache(maxsize=1)
@@ -43,14 +45,14 @@ def _tiny_data() -> tuple[Any, Any, Any]:
     import helpers
 
     tokenizer = helpers.models.load_tokenizer()
-    tokenized = helpers.tokenize_reviews(helpers.load_reviews(), tokenizer, 32,
-                                         sizes={"train": 16, "validation": 8, "test": 1})
+    tokenized = helpers.tokenize_reviews(
+        helpers.load_reviews(), tokenizer, 32, sizes={"train": 16, "validation": 8, "test": 1}
+    )
     return tokenized["train"], tokenized["validation"], tokenizer
 
 
 def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | None, resume: bool) -> Any:
-    from transformers import (DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback,
-                              TrainingArguments)
+    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     import helpers
 
@@ -61,12 +63,28 @@ def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | No
 
     train, validation, tokenizer = _tiny_data()
     helpers.seed_everything(0)
-    args = TrainingArguments(output_dir=output_dir, max_steps=4, per_device_train_batch_size=4, eval_strategy="steps",
-                             eval_steps=2, save_steps=2, logging_strategy="no", report_to="none", seed=0,
-                             use_cpu=True, disable_tqdm=True, restore_callback_states_from_checkpoint=True)
-    trainer = Trainer(model=helpers.models.load_model(num_layers=1), args=args, train_dataset=train,
-                      eval_dataset=validation, data_collator=DataCollatorWithPadding(tokenizer),
-                      callbacks=[callback_class(), StopAt()])
+    args = TrainingArguments(
+        output_dir=output_dir,
+        max_steps=4,
+        per_device_train_batch_size=4,
+        eval_strategy="steps",
+        eval_steps=2,
+        save_steps=2,
+        logging_strategy="no",
+        report_to="none",
+        seed=0,
+        use_cpu=True,
+        disable_tqdm=True,
+        restore_callback_states_from_checkpoint=True,
+    )
+    trainer = Trainer(
+        model=helpers.models.load_model(num_layers=1),
+        args=args,
+        train_dataset=train,
+        eval_dataset=validation,
+        data_collator=DataCollatorWithPadding(tokenizer),
+        callbacks=[callback_class(), StopAt()],
+    )
     trainer.remove_callback(PrinterCallback)
     trainer.train(resume_from_checkpoint=True if resume else None)
     live = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, callback_class)]
@@ -87,13 +105,17 @@ def _check_eval_counter(eval_counter: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         first = _run_eval_counter(eval_counter, tmp, stop_step=2, resume=False)
         if first.evaluations != 1:
-            raise Wrong(f"after 2 steps with eval_steps=2 your callback counted {first.evaluations} evaluations, "
-                        "not 1. Count in on_evaluate.")
+            raise Wrong(
+                f"after 2 steps with eval_steps=2 your callback counted {first.evaluations} evaluations, "
+                "not 1. Count in on_evaluate."
+            )
         resumed = _run_eval_counter(eval_counter, tmp, stop_step=None, resume=True)
     if resumed.evaluations != 2:
-        raise Wrong(f"after the resume your callback counted {resumed.evaluations} evaluations; the whole run had 2. "
-                    "Inherit transformers.trainer_callback.ExportableState and return the count from state() "
-                    "as {'args': {...}, 'attributes': {'evaluations': ...}}.")
+        raise Wrong(
+            f"after the resume your callback counted {resumed.evaluations} evaluations; the whole run had 2. "
+            "Inherit transformers.trainer_callback.ExportableState and return the count from state() "
+            "as {'args': {...}, 'attributes': {'evaluations': ...}}."
+        )
 
 
 q1 = Exercise(
@@ -101,9 +123,13 @@ q1 = Exercise(
     answer_name="latest_checkpoint",
     checker=_check_latest_checkpoint,
     hint_text="List the folder, keep names matching checkpoint-<digits>, and take the one with the largest int "
-              "step. transformers.trainer_utils.get_last_checkpoint does the same.",
+    "step. transformers.trainer_utils.get_last_checkpoint does the same.",
     solution_obj=solutions.latest_checkpoint,
-    wrong_answers=[solutions.latest_checkpoint_by_name, solutions.latest_checkpoint_no_empty_case, "runs/checkpoint-10"],
+    wrong_answers=[
+        solutions.latest_checkpoint_by_name,
+        solutions.latest_checkpoint_no_empty_case,
+        "runs/checkpoint-10",
+    ],
 )
 
 q2 = Exercise(
@@ -111,8 +137,8 @@ q2 = Exercise(
     answer_name="EvalCounter",
     checker=_check_eval_counter,
     hint_text="class EvalCounter(TrainerCallback, ExportableState): count in on_evaluate, and let state() return "
-              "{'args': {}, 'attributes': {'evaluations': self.evaluations}}. The Trainer rebuilds the callback "
-              "from that dict on resume.",
+    "{'args': {}, 'attributes': {'evaluations': self.evaluations}}. The Trainer rebuilds the callback "
+    "from that dict on resume.",
     solution_obj=solutions.EvalCounter,
     wrong_answers=[solutions.EvalCounterWithoutState, solutions.EvalCounterOnSteps, solutions.latest_checkpoint],
 )

@@ -45,8 +45,10 @@ def imbalanced_sample(split: Any, size: int, positive_share: float = POSITIVE_SH
     for label, count in wanted.items():
         rows = split.filter(lambda batch, label=label: [value == label for value in batch["label"]], batched=True)
         if len(rows) < count:
-            raise ValueError(f"the split has {len(rows)} reviews labelled {label}, fewer than the {count} asked for; "
-                             "ask for a smaller size.")
+            raise ValueError(
+                f"the split has {len(rows)} reviews labelled {label}, fewer than the {count} asked for; "
+                "ask for a smaller size."
+            )
         parts.append(rows.shuffle(seed=seed).select(range(count)))
     return concatenate_datasets(parts).shuffle(seed=seed)
 
@@ -65,8 +67,12 @@ def capstone_data(tokenizer: Any, profile: Any = None) -> Any:
     profile = profile or helpers.course_profile()
     train_size, validation_size = SIZES[profile.name]
     reviews = helpers.load_reviews()
-    raw = datasets.DatasetDict({"train": imbalanced_sample(reviews["train"], train_size),
-                                "validation": imbalanced_sample(reviews["validation"], validation_size)})
+    raw = datasets.DatasetDict(
+        {
+            "train": imbalanced_sample(reviews["train"], train_size),
+            "validation": imbalanced_sample(reviews["validation"], validation_size),
+        }
+    )
     max_length = min(profile.max_length, CPU_MAX_LENGTH) if profile.name == "cpu" else profile.max_length
     return helpers.tokenize_reviews(raw, tokenizer, max_length)
 
@@ -96,14 +102,19 @@ def minority_f1(model: Any, dataset: Any, tokenizer: Any) -> float:
 
     profile = helpers.course_profile()
     with tempfile.TemporaryDirectory() as folder:
-        args = TrainingArguments(output_dir=folder, per_device_eval_batch_size=profile.eval_batch_size,
-                                 report_to="none", **profile.precision_kwargs())
+        args = TrainingArguments(
+            output_dir=folder,
+            per_device_eval_batch_size=profile.eval_batch_size,
+            report_to="none",
+            **profile.precision_kwargs(),
+        )
         scorer = Trainer(model=model, args=args, data_collator=DataCollatorWithPadding(tokenizer))
         prediction = scorer.predict(dataset)
     return float(make_compute_metrics()(prediction)["f1"])
 
 
 # --- q1: a callback that stops on a custom criterion ---------------------------------------------------------
+
 
 def _scripted_f1(values: list[float]) -> Any:
     """A compute_metrics that reports ``values`` in turn as 'f1' (so the check knows when the target is reached)."""
@@ -119,36 +130,50 @@ def _check_stop_callback(callback_class: Any) -> None:
     from transformers import TrainerCallback
 
     if not isinstance(callback_class, type) or not issubclass(callback_class, TrainerCallback):
-        raise Wrong("StopAtTargetF1 must be a class that inherits transformers.TrainerCallback, built as "
-                    "StopAtTargetF1(target=0.6).")
+        raise Wrong(
+            "StopAtTargetF1 must be a class that inherits transformers.TrainerCallback, built as "
+            "StopAtTargetF1(target=0.6)."
+        )
     scripted = [0.2, 0.5, 0.7, 0.9, 0.95, 0.97]
     settings = {"max_steps": 6, "eval_strategy": "steps", "eval_steps": 1, "per_device_train_batch_size": 8}
     for target, expected_stop in ((0.6, 3), (0.5, 2), (0.99, 6)):
-        trainer = tiny_trainer(settings, num_layers=1, compute_metrics=_scripted_f1(scripted),
-                               callbacks=[validated_callback(callback_class(target=target))])
+        trainer = tiny_trainer(
+            settings,
+            num_layers=1,
+            compute_metrics=_scripted_f1(scripted),
+            callbacks=[validated_callback(callback_class(target=target))],
+        )
         trainer.train()
         stopped = trainer.state.global_step
         if stopped != expected_stop:
-            reached = f"eval_f1 reached {target} at update {expected_stop}" if expected_stop < 6 else \
-                f"eval_f1 never reached {target}"
-            raise Wrong(f"with target={target}, training stopped after update {stopped}; {reached}. The metrics "
-                        "that on_evaluate receives carry the 'eval_' prefix (eval_f1); set "
-                        "control.should_training_stop = True once it is >= the target, and not before.")
+            reached = (
+                f"eval_f1 reached {target} at update {expected_stop}"
+                if expected_stop < 6
+                else f"eval_f1 never reached {target}"
+            )
+            raise Wrong(
+                f"with target={target}, training stopped after update {stopped}; {reached}. The metrics "
+                "that on_evaluate receives carry the 'eval_' prefix (eval_f1); set "
+                "control.should_training_stop = True once it is >= the target, and not before."
+            )
 
 
 q1 = Exercise(
     name="12.1",
     answer_name="StopAtTargetF1",
     checker=_check_stop_callback,
-    hint_text=("In on_evaluate(self, args, state, control, metrics=None, **kwargs), read metrics['eval_f1'] (the "
-               "Trainer adds 'eval_' to every key) and set control.should_training_stop = True when it is >= "
-               "self.target."),
+    hint_text=(
+        "In on_evaluate(self, args, state, control, metrics=None, **kwargs), read metrics['eval_f1'] (the "
+        "Trainer adds 'eval_' to every key) and set control.should_training_stop = True when it is >= "
+        "self.target."
+    ),
     solution_obj=solutions.StopAtTargetF1,
     wrong_answers=[solutions.StopAtTargetF1WithoutPrefix, solutions.StopAfterFirstEvaluation],
 )
 
 
 # --- q2: the project ----------------------------------------------------------------------------------------
+
 
 def _require_capstone_settings(trainer: Any) -> None:
     """Cheap checks before the (minute-long) training run."""
@@ -160,11 +185,15 @@ def _require_capstone_settings(trainer: Any) -> None:
         raise Wrong("return the Trainer before calling train(); the check trains it and scores the result.")
     args = trainer.args
     if not args.load_best_model_at_end:
-        raise Wrong("the model after training is the last one, not the best: set load_best_model_at_end=True "
-                    "(with eval_strategy and save_strategy equal).")
+        raise Wrong(
+            "the model after training is the last one, not the best: set load_best_model_at_end=True "
+            "(with eval_strategy and save_strategy equal)."
+        )
     if args.metric_for_best_model not in ("f1", "eval_f1"):
-        raise Wrong(f"the best model is chosen on {args.metric_for_best_model!r}; the goal is the minority-class "
-                    "F1, so use metric_for_best_model='f1' with compute_metrics=make_compute_metrics().")
+        raise Wrong(
+            f"the best model is chosen on {args.metric_for_best_model!r}; the goal is the minority-class "
+            "F1, so use metric_for_best_model='f1' with compute_metrics=make_compute_metrics()."
+        )
     if trainer.compute_metrics is None:
         raise Wrong("the Trainer has no compute_metrics, so there is no eval_f1 to keep the best model by.")
 
@@ -177,8 +206,10 @@ def _require_training_reviews(trainer: Any, allowed: Any) -> None:
         raise Wrong("the Trainer has no train_dataset; pass the capstone's training split.")
     strangers = sum(tuple(ids) not in known for ids in used)
     if strangers:
-        raise Wrong(f"{strangers} training reviews are not from the capstone's training split; train only on "
-                    "data['train'] (resampling it is fine, adding validation reviews is not).")
+        raise Wrong(
+            f"{strangers} training reviews are not from the capstone's training split; train only on "
+            "data['train'] (resampling it is fine, adding validation reviews is not)."
+        )
 
 
 def _check_capstone(make_trainer: Any) -> Verdict:
@@ -194,8 +225,11 @@ def _check_capstone(make_trainer: Any) -> Verdict:
     trainer.train()
     score = minority_f1(trainer.model, data["validation"], tokenizer)
     if score < GOAL_F1:
-        raise Wrong(f"the minority-class F1 on the validation split is {score:.3f}; the goal is {GOAL_F1}. Weigh the "
-                    "rare class in the loss (lesson 07's MyWeightedTrainer), keep the best model by eval_f1, and check the learning rate.")
+        raise Wrong(
+            f"the minority-class F1 on the validation split is {score:.3f}; the goal is {GOAL_F1}. Weigh the "
+            "rare class in the loss (lesson 07's MyWeightedTrainer), keep the best model by eval_f1, "
+            "and check the learning rate."
+        )
     return Verdict(PASSED, f"minority-class F1 on the validation split: {score:.3f} (goal {GOAL_F1}).", "12.2")
 
 
@@ -203,10 +237,12 @@ q2 = Exercise(
     name="12.2",
     answer_name="make_capstone_trainer",
     checker=_check_capstone,
-    hint_text=("Start from the starter code: use your MyWeightedTrainer from lesson 07 with class_weights from the class "
-               "counts, "
-               "compute_metrics=make_compute_metrics(), eval and save every epoch, load_best_model_at_end=True "
-               "with metric_for_best_model='f1', a warmup + decay schedule, and StopAtTargetF1 (q1) to stop early."),
+    hint_text=(
+        "Start from the starter code: use your MyWeightedTrainer from lesson 07 with class_weights from the class "
+        "counts, "
+        "compute_metrics=make_compute_metrics(), eval and save every epoch, load_best_model_at_end=True "
+        "with metric_for_best_model='f1', a warmup + decay schedule, and StopAtTargetF1 (q1) to stop early."
+    ),
     solution_obj=solutions.make_capstone_trainer,
     wrong_answers=[solutions.make_starter_trainer, solutions.make_trainer_kept_by_loss],
 )

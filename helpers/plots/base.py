@@ -16,8 +16,15 @@ COURSE_DPI = 80
 def apply_course_style() -> None:
     """Set matplotlib defaults for the notebooks (dpi, grid, font size, inline figure format)."""
     matplotlib.rcParams.update(
-        {"figure.dpi": COURSE_DPI, "savefig.dpi": COURSE_DPI, "figure.figsize": (6.4, 3.6),
-         "axes.grid": True, "grid.alpha": 0.3, "font.size": 10, "figure.autolayout": True}
+        {
+            "figure.dpi": COURSE_DPI,
+            "savefig.dpi": COURSE_DPI,
+            "figure.figsize": (6.4, 3.6),
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "font.size": 10,
+            "figure.autolayout": True,
+        }
     )
 
 
@@ -35,8 +42,11 @@ def new_axes(title: str, xlabel: str, ylabel: str, ax: Any = None, figsize: tupl
 
 def finish(ax: Any) -> Any:
     """Check the axes are labelled, tidy the layout, and return the Figure."""
-    missing = [part for part, text in (("title", ax.get_title()), ("x label", ax.get_xlabel()),
-                                       ("y label", ax.get_ylabel())) if not text]
+    missing = [
+        part
+        for part, text in (("title", ax.get_title()), ("x label", ax.get_xlabel()), ("y label", ax.get_ylabel()))
+        if not text
+    ]
     if missing:
         raise ValueError(f"plot is missing its {', '.join(missing)}; every course plot is labelled.")
     if ax.get_legend_handles_labels()[0]:

@@ -15,12 +15,20 @@ def _class_ids(values: Any, what: str) -> np.ndarray:
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"{what} must be a non-empty 1-D sequence of class ids, got shape {array.shape}.")
     if not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"{what} must hold integer class ids (take the argmax of the logits first), got {array.dtype}.")
+        raise ValueError(
+            f"{what} must hold integer class ids (take the argmax of the logits first), got {array.dtype}."
+        )
     return array
 
 
-def plot_confusion_matrix(labels: Any, predicted: Any, class_names: Sequence[str], ax: Any = None,
-                          title: str = "Confusion matrix", normalize: bool = False) -> Any:
+def plot_confusion_matrix(
+    labels: Any,
+    predicted: Any,
+    class_names: Sequence[str],
+    ax: Any = None,
+    title: str = "Confusion matrix",
+    normalize: bool = False,
+) -> Any:
     """Counts (or row fractions) of true class (rows) against predicted class (columns); returns the Figure.
 
     Args:
@@ -34,13 +42,20 @@ def plot_confusion_matrix(labels: Any, predicted: Any, class_names: Sequence[str
     if labels.shape != predicted.shape:
         raise ValueError(f"labels ({labels.size}) and predicted ({predicted.size}) must have the same length.")
     if max(labels.max(), predicted.max()) >= len(class_names):
-        raise ValueError(f"class ids go up to {max(labels.max(), predicted.max())} but only "
-                         f"{len(class_names)} class_names were given.")
+        raise ValueError(
+            f"class ids go up to {max(labels.max(), predicted.max())} but only "
+            f"{len(class_names)} class_names were given."
+        )
     matrix = confusion_matrix(labels, predicted, labels=list(range(len(class_names)))).astype(float)
     if normalize:
         matrix = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
-    ax = new_axes(title, "predicted class", "true class (fraction of row)" if normalize else "true class (count)",
-                  ax=ax, figsize=(4.2, 3.6))
+    ax = new_axes(
+        title,
+        "predicted class",
+        "true class (fraction of row)" if normalize else "true class (count)",
+        ax=ax,
+        figsize=(4.2, 3.6),
+    )
     ax.grid(False)
     image = ax.imshow(matrix, cmap="Blues")
     ax.figure.colorbar(image, ax=ax, label="fraction" if normalize else "reviews")
@@ -50,8 +65,14 @@ def plot_confusion_matrix(labels: Any, predicted: Any, class_names: Sequence[str
     for row in range(matrix.shape[0]):
         for column in range(matrix.shape[1]):
             text = f"{matrix[row, column]:.2f}" if normalize else f"{int(matrix[row, column])}"
-            ax.text(column, row, text, ha="center", va="center",
-                    color="white" if matrix[row, column] > threshold else "black")
+            ax.text(
+                column,
+                row,
+                text,
+                ha="center",
+                va="center",
+                color="white" if matrix[row, column] > threshold else "black",
+            )
     return finish(ax)
 
 
@@ -65,13 +86,20 @@ def plot_roc(curves: dict[str, tuple[Any, Any]], ax: Any = None, title: str = "R
 
     if not curves:
         raise ValueError("curves is empty; pass {'name': (labels, positive_scores)}.")
-    ax = new_axes(title, "false positive rate (fraction of negatives)", "true positive rate (fraction of positives)",
-                  ax=ax, figsize=(4.6, 4.0))
+    ax = new_axes(
+        title,
+        "false positive rate (fraction of negatives)",
+        "true positive rate (fraction of positives)",
+        ax=ax,
+        figsize=(4.6, 4.0),
+    )
     for name, (labels, scores) in curves.items():
         labels, scores = _class_ids(labels, f"labels of {name!r}"), np.asarray(scores, dtype=float)
         if scores.shape != labels.shape:
-            raise ValueError(f"{name!r}: scores must be the positive-class score, one per label "
-                             f"(shape {labels.shape}), got {scores.shape}.")
+            raise ValueError(
+                f"{name!r}: scores must be the positive-class score, one per label "
+                f"(shape {labels.shape}), got {scores.shape}."
+            )
         if np.unique(labels).size < 2:
             raise ValueError(f"{name!r}: the labels hold one class only, so there is no ROC curve.")
         false_positive_rate, true_positive_rate, _ = roc_curve(labels, scores)

@@ -17,8 +17,13 @@ from helpers.plots.base import finish, new_axes
 METRIC_DRIVEN = ("reduce_lr_on_plateau", "greedy")
 
 
-def schedule_lrs(name: str, num_training_steps: int, num_warmup_steps: int = 0, learning_rate: float = 1.0,
-                 scheduler_kwargs: Mapping[str, Any] | None = None) -> list[float]:
+def schedule_lrs(
+    name: str,
+    num_training_steps: int,
+    num_warmup_steps: int = 0,
+    learning_rate: float = 1.0,
+    scheduler_kwargs: Mapping[str, Any] | None = None,
+) -> list[float]:
     """The learning rate of each of ``num_training_steps`` optimizer updates under scheduler ``name``.
 
     Args:
@@ -39,18 +44,26 @@ def schedule_lrs(name: str, num_training_steps: int, num_warmup_steps: int = 0, 
     if name not in known:
         raise ValueError(f"unknown scheduler {name!r}; the installed transformers offers {known}.")
     if name in METRIC_DRIVEN:
-        raise ValueError(f"{name!r} changes the rate from evaluation metrics, so it has no curve without a run; "
-                         "train with eval_strategy set and record the applied rate instead.")
+        raise ValueError(
+            f"{name!r} changes the rate from evaluation metrics, so it has no curve without a run; "
+            "train with eval_strategy set and record the applied rate instead."
+        )
     if not isinstance(num_training_steps, int) or num_training_steps < 1:
         raise ValueError(f"num_training_steps must be a positive int, got {num_training_steps!r}.")
     if not isinstance(num_warmup_steps, int) or not 0 <= num_warmup_steps <= num_training_steps:
-        raise ValueError(f"num_warmup_steps must be an int from 0 to num_training_steps ({num_training_steps}), "
-                         f"got {num_warmup_steps!r}; turn a fraction into a count first.")
+        raise ValueError(
+            f"num_warmup_steps must be an int from 0 to num_training_steps ({num_training_steps}), "
+            f"got {num_warmup_steps!r}; turn a fraction into a count first."
+        )
     weight = torch.nn.Parameter(torch.zeros(1))
     optimizer = torch.optim.SGD([weight], lr=learning_rate)
-    scheduler = get_scheduler(name, optimizer, num_warmup_steps=num_warmup_steps,
-                              num_training_steps=num_training_steps,
-                              scheduler_specific_kwargs=dict(scheduler_kwargs or {}))
+    scheduler = get_scheduler(
+        name,
+        optimizer,
+        num_warmup_steps=num_warmup_steps,
+        num_training_steps=num_training_steps,
+        scheduler_specific_kwargs=dict(scheduler_kwargs or {}),
+    )
     rates = []
     for _ in range(num_training_steps):
         rates.append(float(optimizer.param_groups[0]["lr"]))
@@ -59,9 +72,13 @@ def schedule_lrs(name: str, num_training_steps: int, num_warmup_steps: int = 0, 
     return rates
 
 
-def plot_schedules(curves: Mapping[str, Sequence[float]], title: str = "Learning-rate schedules",
-                   applied: Mapping[str, tuple[Sequence[int], Sequence[float]]] | None = None,
-                   ax: Any = None, ylabel: str = "learning rate") -> Any:
+def plot_schedules(
+    curves: Mapping[str, Sequence[float]],
+    title: str = "Learning-rate schedules",
+    applied: Mapping[str, tuple[Sequence[int], Sequence[float]]] | None = None,
+    ax: Any = None,
+    ylabel: str = "learning rate",
+) -> Any:
     """Plot schedules as lines (x = optimizer step from 0) and, optionally, applied rates as markers.
 
     Args:

@@ -37,8 +37,12 @@ def timeline_points(records: Sequence[Any]) -> list[tuple[float, str]]:
     return points
 
 
-def plot_event_timeline(records: Sequence[Any], event_order: Sequence[str] | None = None,
-                        title: str = "Callback events in one training run", ax: Any = None) -> Any:
+def plot_event_timeline(
+    records: Sequence[Any],
+    event_order: Sequence[str] | None = None,
+    title: str = "Callback events in one training run",
+    ax: Any = None,
+) -> Any:
     """One marker per fired event: x = optimizer step (spread in firing order), y = event name.
 
     Args:
@@ -59,8 +63,13 @@ def plot_event_timeline(records: Sequence[Any], event_order: Sequence[str] | Non
         raise ValueError(f"event_order lacks {unknown}, which fired in this run; add them or leave event_order None.")
     row_of = {event: len(rows) - 1 - index for index, event in enumerate(rows)}
     height = max(3.0, 0.28 * len(rows) + 1.2)
-    ax = new_axes(title, "optimizer step (global_step when the event fired; events of one step in firing order)",
-                  "event", ax=ax, figsize=(8.0, height))
+    ax = new_axes(
+        title,
+        "optimizer step (global_step when the event fired; events of one step in firing order)",
+        "event",
+        ax=ax,
+        figsize=(8.0, height),
+    )
     xs = [x for x, _ in points]
     ax.scatter(xs, [row_of[event] for _, event in points], s=18, color="tab:blue", zorder=3)
     ax.set_yticks(range(len(rows)))

@@ -20,8 +20,9 @@ def names_without_decay(model):
     import torch
 
     layer_norms = {name for name, module in model.named_modules() if isinstance(module, torch.nn.LayerNorm)}
-    return [name for name, _ in model.named_parameters()
-            if name.endswith("bias") or name.rsplit(".", 1)[0] in layer_norms]
+    return [
+        name for name, _ in model.named_parameters() if name.endswith("bias") or name.rsplit(".", 1)[0] in layer_norms
+    ]
 
 
 def _only_biases(model):
@@ -36,8 +37,13 @@ WRONG_NO_DECAY: list[Any] = [_only_biases, _only_layer_norms]
 
 # Exercise 3: keep the checkpoint with the best eval accuracy, at most 2 on disk, evaluate every 2 updates.
 best_model_settings = {
-    "eval_strategy": "steps", "eval_steps": 2, "save_strategy": "steps", "save_steps": 2, "save_total_limit": 2,
-    "load_best_model_at_end": True, "metric_for_best_model": "accuracy",
+    "eval_strategy": "steps",
+    "eval_steps": 2,
+    "save_strategy": "steps",
+    "save_steps": 2,
+    "save_total_limit": 2,
+    "load_best_model_at_end": True,
+    "metric_for_best_model": "accuracy",
 }
 
 WRONG_BEST_MODEL: list[Any] = [

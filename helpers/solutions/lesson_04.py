@@ -15,8 +15,10 @@ def my_compute_metrics(eval_prediction: Any) -> dict[str, float]:
         logits = logits[0]
     predicted = np.argmax(logits, axis=-1)
     labels = eval_prediction.label_ids
-    return {"accuracy": float(accuracy_score(labels, predicted)),
-            "f1_macro": float(f1_score(labels, predicted, average="macro", zero_division=0))}
+    return {
+        "accuracy": float(accuracy_score(labels, predicted)),
+        "f1_macro": float(f1_score(labels, predicted, average="macro", zero_division=0)),
+    }
 
 
 class MyStreamingAccuracy:
@@ -38,12 +40,16 @@ class MyStreamingAccuracy:
 
 
 MY_BEST_MODEL_ARGS: dict[str, Any] = {
-    "eval_strategy": "epoch", "save_strategy": "epoch", "load_best_model_at_end": True,
-    "metric_for_best_model": "eval_loss", "greater_is_better": False,
+    "eval_strategy": "epoch",
+    "save_strategy": "epoch",
+    "load_best_model_at_end": True,
+    "metric_for_best_model": "eval_loss",
+    "greater_is_better": False,
 }
 
 
 # ---- realistic wrong answers (the tests prove each is caught) ----
+
 
 def argmax_of_tuple(eval_prediction: Any) -> dict[str, float]:
     """Forgets that predictions can be a tuple."""
@@ -54,7 +60,11 @@ def argmax_of_tuple(eval_prediction: Any) -> dict[str, float]:
 
 def binary_f1(eval_prediction: Any) -> dict[str, float]:
     """Uses the default binary F1 (positive class only) instead of the macro average."""
-    logits = eval_prediction.predictions[0] if isinstance(eval_prediction.predictions, tuple) else eval_prediction.predictions
+    logits = (
+        eval_prediction.predictions[0]
+        if isinstance(eval_prediction.predictions, tuple)
+        else eval_prediction.predictions
+    )
     predicted = logits.argmax(-1)
     labels = eval_prediction.label_ids
     return {"accuracy": float(accuracy_score(labels, predicted)), "f1_macro": float(f1_score(labels, predicted))}
@@ -63,7 +73,10 @@ def binary_f1(eval_prediction: Any) -> dict[str, float]:
 def labels_against_labels(eval_prediction: Any) -> dict[str, float]:
     """Compares the labels with themselves: always 1.0."""
     labels = eval_prediction.label_ids
-    return {"accuracy": float(accuracy_score(labels, labels)), "f1_macro": float(f1_score(labels, labels, average="macro"))}
+    return {
+        "accuracy": float(accuracy_score(labels, labels)),
+        "f1_macro": float(f1_score(labels, labels, average="macro")),
+    }
 
 
 class LastBatchAccuracy:

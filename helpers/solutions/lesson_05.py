@@ -56,8 +56,11 @@ def expected_counts(num_examples: int, batch_size: int, accumulation: int, epoch
     """How often on_step_end, on_substep_end and on_epoch_end fire in one train()."""
     batches = math.ceil(num_examples / batch_size)
     steps_per_epoch = math.ceil(batches / accumulation)
-    return {"on_step_end": steps_per_epoch * epochs, "on_substep_end": (batches - steps_per_epoch) * epochs,
-            "on_epoch_end": epochs}
+    return {
+        "on_step_end": steps_per_epoch * epochs,
+        "on_substep_end": (batches - steps_per_epoch) * epochs,
+        "on_epoch_end": epochs,
+    }
 
 
 def _counts_per_batch(num_examples: int, batch_size: int, accumulation: int, epochs: int) -> dict[str, int]:

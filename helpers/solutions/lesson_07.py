@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import torch.nn.functional as F
 from transformers import Trainer
 
@@ -29,6 +28,7 @@ def my_focal_loss_func(outputs, labels, num_items_in_batch=None):
 
 
 # ---- realistic wrong answers (the tests prove each is caught) ----
+
 
 class UnweightedMeanTrainer(MyWeightedTrainer):
     """Forgets the weights."""
@@ -77,5 +77,3 @@ def cross_entropy_loss_func(outputs, labels, num_items_in_batch=None):
     """Forgets the focal factor."""
     loss = F.cross_entropy(outputs.logits, labels, reduction="sum")
     return loss / (num_items_in_batch if num_items_in_batch is not None else labels.numel())
-
-

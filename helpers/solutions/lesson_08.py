@@ -27,11 +27,13 @@ class MyLayerwiseDecayTrainer(Trainer):
                     depth = layers + 1 if "embeddings" in name else 0
                 groups.setdefault(depth, []).append(param)
             self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()])
+                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
+            )
         return self.optimizer
 
 
 # ---- realistic wrong answers (the tests prove each is caught) ----
+
 
 class StepEndMonitor(MyHeadGradientMonitor):
     """Reads at on_step_end, where the gradients are already None."""
@@ -72,11 +74,15 @@ class InvertedDecayTrainer(MyLayerwiseDecayTrainer):
         if self.optimizer is None:
             groups = {}
             for name, param in self.model.named_parameters():
-                depth = int(name.split(".layer.")[1].split(".")[0]) + 1 if ".layer." in name else (
-                    0 if "embeddings" in name else self.model.config.num_hidden_layers + 1)
+                depth = (
+                    int(name.split(".layer.")[1].split(".")[0]) + 1
+                    if ".layer." in name
+                    else (0 if "embeddings" in name else self.model.config.num_hidden_layers + 1)
+                )
                 groups.setdefault(depth, []).append(param)
             self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()])
+                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
+            )
         return self.optimizer
 
 
@@ -93,5 +99,6 @@ class ForgetsEmbeddingsTrainer(MyLayerwiseDecayTrainer):
                 depth = layers - int(name.split(".layer.")[1].split(".")[0]) if ".layer." in name else 0
                 groups.setdefault(depth, []).append(param)
             self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()])
+                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
+            )
         return self.optimizer

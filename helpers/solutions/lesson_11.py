@@ -37,6 +37,7 @@ class EvalCounter(TrainerCallback, ExportableState):
 
 # Realistic wrong answers (tests/test_exercises.py proves each one is caught with a message).
 
+
 def latest_checkpoint_by_name(output_dir: str) -> str | None:
     """Wrong: compares names as text, so checkpoint-9 beats checkpoint-10."""
     names = [name for name in os.listdir(output_dir) if name.startswith("checkpoint-")]

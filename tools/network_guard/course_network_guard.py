@@ -66,9 +66,11 @@ def _caller() -> str:
 
 def _block(what: str, target: Any) -> None:
     caller = _caller()
-    message = (f"Network access blocked by the course's offline guard: {what} {target!r}, attempted by {caller}. "
-               "The course runs offline: load data and models from the local packages (source='local') and "
-               "keep HF_HUB_OFFLINE=1.")
+    message = (
+        f"Network access blocked by the course's offline guard: {what} {target!r}, attempted by {caller}. "
+        "The course runs offline: load data and models from the local packages (source='local') and "
+        "keep HF_HUB_OFFLINE=1."
+    )
     log = os.environ.get(LOG_ENV)
     if log:
         with open(log, "a", encoding="utf-8") as handle:
@@ -80,8 +82,12 @@ def install() -> None:
     """Patch ``socket`` so connections (and name lookups) beyond loopback raise :class:`NetworkAccessBlocked`."""
     if _ORIGINALS:
         return
-    _ORIGINALS.update(connect=socket.socket.connect, connect_ex=socket.socket.connect_ex,
-                      sendto=socket.socket.sendto, getaddrinfo=socket.getaddrinfo)
+    _ORIGINALS.update(
+        connect=socket.socket.connect,
+        connect_ex=socket.socket.connect_ex,
+        sendto=socket.socket.sendto,
+        getaddrinfo=socket.getaddrinfo,
+    )
 
     def connect(self: socket.socket, address: Any) -> Any:
         if not _allowed(self.family, address):

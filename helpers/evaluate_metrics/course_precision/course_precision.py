@@ -13,5 +13,7 @@ class CoursePrecision(evaluate.Metric):
         return classification_info("Precision for class ids (scikit-learn's precision_score).")
 
     def _compute(self, predictions, references, average="binary", pos_label=1, zero_division=0.0):
-        value = precision_score(references, predictions, average=average, pos_label=pos_label, zero_division=zero_division)
+        value = precision_score(
+            references, predictions, average=average, pos_label=pos_label, zero_division=zero_division
+        )
         return {"precision": float(value)}
