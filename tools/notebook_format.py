@@ -46,8 +46,11 @@ def colab_badge(notebook_name: str, config: dict[str, str] | None = None) -> str
 def setup_cell_source(config: dict[str, str] | None = None) -> str:
     config = config or course_config()
     return f'''{SETUP_MARKER} On Colab it first fetches the course.
-import os, subprocess, sys
-COURSE_REPO = "{config["repository"]}"  # `make set-repo REPO=owner/name` changes it everywhere
+import os
+import subprocess
+import sys
+
+COURSE_REPO = "{config['repository']}"  # `make set-repo REPO=owner/name` changes it everywhere
 if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks (not torch)
     if not os.path.isdir("/content/course"):
         url = f"https://github.com/{{COURSE_REPO}}"
@@ -55,6 +58,7 @@ if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab
         subprocess.run(["bash", "/content/course/tools/colab_setup.sh"], check=True)
     sys.path.insert(0, "/content/course")
 import helpers
+
 profile = helpers.setup_notebook()  # seeds everything, picks the device and sizes, prints them'''
 
 
