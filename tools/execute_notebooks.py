@@ -101,12 +101,24 @@ def execute(path: Path) -> float:
     client.execute()
     seconds = time.perf_counter() - started
     times = record_time(path.name, seconds)
-    line = run_time_line(times[path.name])
+    apply_run_time_line(nb, times[path.name])
+    nbformat.write(nb, path)
+    return seconds
+
+
+def apply_run_time_line(nb: nbformat.NotebookNode, entry: dict[str, object]) -> None:
+    """Rewrite the notebook's ``**Run time:**`` line from its run_times.json entry (markdown only)."""
+    line = run_time_line(entry)
     for cell in nb.cells:
         if cell.cell_type == "markdown" and RUN_TIME_RE.search(cell.source):
             cell.source = RUN_TIME_RE.sub(line, cell.source)
+
+
+def write_run_time_line(path: Path, entry: dict[str, object]) -> None:
+    """Rewrite the "Run time" line of a committed notebook in place; its outputs are left as they are."""
+    nb = nbformat.read(path, as_version=4)
+    apply_run_time_line(nb, entry)
     nbformat.write(nb, path)
-    return seconds
 
 
 def main(paths: list[str]) -> int:

@@ -1,0 +1,158 @@
+"""Run every notebook with the `cuda` profile on a GPU machine and write what was measured to a results file.
+
+Usage (on a machine with an NVIDIA GPU, from the repository root, no network needed):
+
+    python tools/gpu_run.py                       # every notebook, COURSE_PROFILE=cuda
+    python tools/gpu_run.py --rehearse            # the same plumbing on a CPU, profile cpu, two notebooks
+    python tools/gpu_run.py --record results.json # write the GPU times of a results file into the course
+
+Each notebook runs top to bottom in a fresh kernel on a temporary copy (the committed notebooks keep the
+outputs of the CPU run). The results file (``bench/gpu/gpu_results.json`` unless ``--out``) holds the GPU's name,
+the date, each notebook's wall time and pass/fail, and lesson 09's figures, which the notebook writes to
+``$COURSE_RESULTS_DIR/09_gpu_and_performance.json`` when that variable is set. ``--record`` then puts the
+times into ``notebooks/run_times.json`` and, through the same functions ``make execute`` uses, into each
+notebook's "Run time" line, the README syllabus and the workshop agendas. Nothing is recorded that this run
+did not measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebook_format import ROOT, syllabus_names  # noqa: E402
+
+DEFAULT_OUT = ROOT / "bench" / "gpu" / "gpu_results.json"
+REHEARSAL_NOTEBOOKS = ["00_start_here.ipynb", "03_lr_schedules.ipynb"]
+LESSON_09 = "09_gpu_and_performance.ipynb"
+
+
+def gpu_name() -> str | None:
+    """The CUDA device's name, or ``None`` on a machine without one."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+
+
+def run_notebook(path: Path, workdir: Path, env: dict[str, str], timeout_s: int) -> dict[str, object]:
+    """Execute one notebook from a copy of the repository; return its wall time and whether it passed."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=timeout_s, kernel_name="python3", resources={"metadata": {"path": str(workdir / "notebooks")}}
+    )
+    old_env = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    started = time.perf_counter()
+    try:
+        client.execute()
+        error = None
+    except Exception as failure:  # recorded in the results and re-raised at the end by main()
+        error = f"{type(failure).__name__}: {str(failure)[-2000:]}"
+    finally:
+        for key, value in old_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return {"seconds": round(time.perf_counter() - started, 1), "passed": error is None, "error": error}
+
+
+def copy_repository(target: Path) -> Path:
+    """A working copy of the course (without venvs, runs and caches) to execute notebooks in."""
+    ignore = shutil.ignore_patterns(".git", ".venv*", "runs", "participant_copies", "__pycache__", "bench", "_build", "cache")
+    shutil.copytree(ROOT, target, ignore=ignore)
+    return target
+
+
+def measure(names: list[str], profile: str, timeout_s: int) -> dict[str, object]:
+    """Run ``names`` with ``COURSE_PROFILE=profile`` and return the results document."""
+    results: dict[str, object] = {
+        "gpu": gpu_name(),
+        "profile": profile,
+        "date": dt.date.today().isoformat(),
+        "notebooks": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="course-gpu-") as scratch:
+        workdir = copy_repository(Path(scratch) / "course")
+        figures_dir = Path(scratch) / "figures"
+        figures_dir.mkdir()
+        env = {
+            "COURSE_PROFILE": profile,
+            "COURSE_RESULTS_DIR": str(figures_dir),
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(workdir), os.environ.get("PYTHONPATH")])),
+        }
+        for name in names:
+            print(f"{name} ...", flush=True)
+            outcome = run_notebook(workdir / "notebooks" / name, workdir, env, timeout_s)
+            results["notebooks"][name] = outcome
+            print(f"  {'passed' if outcome['passed'] else 'FAILED'} in {outcome['seconds']} s", flush=True)
+        lesson_09 = figures_dir / LESSON_09.replace(".ipynb", ".json")
+        results["lesson_09"] = json.loads(lesson_09.read_text()) if lesson_09.is_file() else None
+    return results
+
+
+def record(results: dict[str, object]) -> None:
+    """Write the GPU times of a results file into run_times.json, the notebooks, the README and the agendas."""
+    import execute_notebooks
+    import workshop_agenda
+
+    if not results.get("gpu"):
+        raise SystemExit("this results file has no GPU name: it was not measured on a GPU, so nothing is recorded.")
+    times = execute_notebooks.load_times()
+    for name, outcome in results["notebooks"].items():
+        if outcome["passed"]:
+            entry = times.setdefault(name, {})
+            entry["gpu_s"], entry["gpu_machine"] = outcome["seconds"], results["gpu"]
+    execute_notebooks.TIMES.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
+    for name in results["notebooks"]:
+        execute_notebooks.write_run_time_line(ROOT / "notebooks" / name, times[name])
+    execute_notebooks.update_readme(times)
+    workshop_agenda.main([])
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rehearse", action="store_true", help="run two notebooks with the cpu profile")
+    parser.add_argument("--record", type=Path, help="record the GPU times of this results file and stop")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--timeout", type=int, default=300, help="seconds a notebook cell may take")
+    args = parser.parse_args(argv)
+    if args.record:
+        record(json.loads(args.record.read_text()))
+        return 0
+    if args.rehearse:
+        names, profile = REHEARSAL_NOTEBOOKS, "cpu"
+    else:
+        if gpu_name() is None:
+            print("No CUDA GPU here: run on a GPU machine, or use --rehearse to test the plumbing on a CPU.")
+            return 2
+        names, profile = syllabus_names(), "cuda"
+    started = time.perf_counter()
+    results = measure(names, profile, args.timeout)
+    results["total_s"] = round(time.perf_counter() - started, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {args.out} ({results['total_s']} s in all)")
+    failed = [name for name, outcome in results["notebooks"].items() if not outcome["passed"]]
+    if failed:
+        print("failed:", ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
