@@ -1,14 +1,19 @@
-"""The exercise machinery reports passed, wrong (with a message) or not attempted, and never raises."""
+"""The exercise machinery: passed, wrong (with the step and the error named), not attempted (the stub only), and
+check failed (a bug in the check, never blamed on the learner); check() shows the verdict once and returns None."""
 
 from __future__ import annotations
 
 import sys
 
-from helpers.checks import NOT_ATTEMPTED, PASSED, WRONG, Exercise, Wrong
+import pytest
+
+from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Exercise, Wrong, learner_code
 
 
 def _double_checker(answer):
-    if answer(3) != 6 or answer(-1) != -2:
+    with learner_code("calling double(3) and double(-1)"):
+        results = answer(3), answer(-1)
+    if results != (6, -2):
         raise Wrong("double(x) should return 2 * x; try it on 3 and on -1.")
 
 
@@ -21,18 +26,44 @@ def test_three_outcomes() -> None:
     assert EXERCISE.evaluate(lambda x: x + 3).status == WRONG  # right on 3, wrong on -1: no constant passes
 
 
-def test_learner_exceptions_become_wrong_with_the_error_named() -> None:
+def test_learner_exceptions_name_the_step_and_the_error() -> None:
     verdict = EXERCISE.evaluate(lambda x: x / "2")
-    assert verdict.status == WRONG and "TypeError" in verdict.message
+    assert verdict.status == WRONG
+    assert "TypeError" in verdict.message and "calling double(3)" in verdict.message
 
 
-def test_not_implemented_is_not_attempted() -> None:
+def test_a_not_implemented_error_is_wrong_not_a_stub() -> None:
+    def unfinished(x):
+        raise NotImplementedError("You must implement a `state` function")
+
+    verdict = EXERCISE.evaluate(unfinished)
+    assert verdict.status == WRONG and "implement a `state`" in verdict.message and "library" in verdict.message
+
+
+def test_the_notebook_stub_is_recognised_by_itself() -> None:
     def stub(x):
-        raise NotImplementedError
+        return 0
 
-    assert EXERCISE.evaluate(stub).status == NOT_ATTEMPTED
+    exercise = Exercise("99.2", "double", _double_checker, "multiply by two", lambda x: 2 * x, stub=stub)
+    assert exercise.evaluate(stub).status == NOT_ATTEMPTED
+    assert exercise.evaluate(lambda x: 0).status == WRONG
 
 
-def test_check_reads_the_notebook_variable(monkeypatch) -> None:
-    monkeypatch.setattr(sys.modules["__main__"], "double", lambda x: 2 * x, raising=False)
-    assert EXERCISE.check().status == PASSED
+def test_an_error_of_the_check_itself_is_reported_as_the_checks_bug() -> None:
+    def broken_checker(answer):
+        with learner_code("calling your function"):
+            answer(1)
+        return {}["missing"]  # the check's own bug
+
+    verdict = Exercise("99.3", "f", broken_checker, "", None).evaluate(lambda x: x)
+    assert verdict.status == CHECK_FAILED
+    assert "bug in the check, not in your answer" in verdict.message and "KeyError" in verdict.message
+    assert "your code raised" not in verdict.message
+
+
+@pytest.mark.parametrize("answer, shown", [(lambda x: 2 * x, "✅ Correct"), (None, "Not attempted")])
+def test_check_prints_once_and_returns_none(monkeypatch, capsys, answer, shown) -> None:
+    monkeypatch.setattr(sys.modules["__main__"], "double", answer, raising=False)
+    assert EXERCISE.check() is None
+    printed = capsys.readouterr().out
+    assert printed.count(shown) == 1 and "Verdict(status=" not in printed

@@ -2,9 +2,32 @@
 
 Each lesson has a module ``helpers.checks.lesson_NN`` that defines its exercises (``q1``, ``q2``, ...), each an
 :class:`~helpers.checks.core.Exercise` with ``check()``, ``hint()`` and ``solution()``. The reference solutions
-live in ``helpers.solutions.lesson_NN``, out of the learner's sight until they call ``solution()``.
+live in ``helpers.solutions.lesson_NN``, out of the learner's sight until they call ``solution()``. The small
+models, datasets and Trainers the checks share live in :mod:`helpers.checks.fixtures`.
 """
 
-from helpers.checks.core import NOT_ATTEMPTED, PASSED, WRONG, Exercise, NotAttempted, Verdict, Wrong, is_stub
+from helpers.checks.core import (
+    CHECK_FAILED,
+    NOT_ATTEMPTED,
+    PASSED,
+    WRONG,
+    Exercise,
+    NotAttempted,
+    Verdict,
+    Wrong,
+    is_stub,
+    learner_code,
+)
 
-__all__ = ["Exercise", "Verdict", "Wrong", "NotAttempted", "is_stub", "PASSED", "WRONG", "NOT_ATTEMPTED"]
+__all__ = [
+    "Exercise",
+    "Verdict",
+    "Wrong",
+    "NotAttempted",
+    "is_stub",
+    "learner_code",
+    "PASSED",
+    "WRONG",
+    "NOT_ATTEMPTED",
+    "CHECK_FAILED",
+]

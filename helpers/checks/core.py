@@ -1,19 +1,19 @@
 """The exercise machinery: ``exercise.check()``, ``exercise.hint()``, ``exercise.solution()``.
 
 An :class:`Exercise` knows the name of the variable the learner fills in (``answer_name``), a ``checker``
-that runs the learner's answer for real and returns a :class:`Verdict`, a hint, and the reference solution
-(a function or value that lives in ``helpers/solutions``, out of the learner's sight).
+that runs the learner's answer for real and returns a :class:`Verdict` (or ``None`` for a pass), a hint, and the
+reference solution (it lives in ``helpers/solutions``, out of the learner's sight).
 
-``check()`` never raises, so "Run All" always completes: it reports one of three outcomes,
+``check()`` never raises, so "Run All" always completes. It displays one verdict and returns ``None``:
 
 * ``passed``;
-* ``wrong``, with a message that says what is wrong (an exception raised by the learner's code is
-  reported here, with its type and message, never hidden);
-* ``not attempted``, while the answer is still the stub (``None``, ``...``, or code that raises
-  ``NotImplementedError``).
-
-Checkers signal a wrong answer by raising :class:`Wrong` (or returning a Verdict). They should exercise
-behaviour, so that a constant cannot pass.
+* ``wrong``, with a message that says what is wrong. Checkers raise :class:`Wrong`, and run the learner's code
+  inside :func:`learner_code`, which turns an exception raised there into a ``wrong`` verdict that names the
+  step and the error;
+* ``not attempted``, while the answer is still the stub the notebook hands out (``Exercise.stub``, ``None`` or
+  ``...``), or when a checker raises :class:`NotAttempted`;
+* ``check failed``: an exception raised by the check's own code (outside :func:`learner_code`) is a bug in the
+  check, reported as such, never blamed on the learner.
 """
 
 from __future__ import annotations
@@ -22,12 +22,19 @@ import inspect
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-PASSED, WRONG, NOT_ATTEMPTED = "passed", "wrong", "not attempted"
+PASSED, WRONG, NOT_ATTEMPTED, CHECK_FAILED = "passed", "wrong", "not attempted", "check failed"
 _MISSING = object()
+_MARKS = {
+    PASSED: "✅ Correct",
+    WRONG: "❌ Not yet",
+    NOT_ATTEMPTED: "✏️ Not attempted yet",
+    CHECK_FAILED: "⚠️ Check failed",
+}
 
 
 class Wrong(Exception):
@@ -35,7 +42,40 @@ class Wrong(Exception):
 
 
 class NotAttempted(Exception):
-    """Raised by a checker (or the learner's stub) to mean: nothing has been written yet."""
+    """Raised by a checker to mean: nothing has been written yet."""
+
+
+class LearnerError(Wrong):
+    """The learner's code raised while a checker ran it (see :func:`learner_code`); reported as ``wrong``."""
+
+
+def _where(error: BaseException) -> str:
+    """The deepest frame of the traceback outside the libraries and helpers/: most likely the learner's line."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if not any(part in f.filename for part in ("site-packages", "/helpers/", "<string>"))]
+    frame = (own or frames)[-1]
+    return f"{frame.name}, line {frame.lineno}"
+
+
+@contextmanager
+def learner_code(step: str, advice: str = "") -> Iterator[None]:
+    """Mark the part of a checker that runs the learner's code (``step`` says what it does, e.g.
+    ``"calling your compute_metrics"``). An exception raised inside becomes a ``wrong`` verdict naming the step,
+    the error and ``advice``; :class:`Wrong` and :class:`NotAttempted` pass through unchanged."""
+    try:
+        yield
+    except (Wrong, NotAttempted):
+        raise
+    except Exception as error:
+        library = (
+            " A NotImplementedError you did not write comes from the library: a method it asks you to write."
+            if isinstance(error, NotImplementedError)
+            else ""
+        )
+        raise LearnerError(
+            f"your code raised {type(error).__name__} while {step}: {error} (at {_where(error)}).{library}"
+            + (f" {advice}" if advice else " Fix that first; `.hint()` may help.")
+        ) from error
 
 
 @dataclass(frozen=True)
@@ -51,17 +91,13 @@ class Verdict:
         return self.status == PASSED
 
     def __str__(self) -> str:
-        mark = {PASSED: "✅ Correct", WRONG: "❌ Not yet", NOT_ATTEMPTED: "✏️ Not attempted yet"}[self.status]
-        head = f"{mark} ({self.exercise})" if self.exercise else mark
+        head = f"{_MARKS[self.status]} ({self.exercise})" if self.exercise else _MARKS[self.status]
         return f"{head}: {self.message}" if self.message else head
 
-    def _repr_markdown_(self) -> str:
-        return f"**{str(self).split(':', 1)[0]}**" + (f": {self.message}" if self.message else "")
 
-
-def is_stub(answer: Any) -> bool:
-    """True for the untouched placeholders the notebooks hand out: ``None`` or ``...``."""
-    return answer is None or answer is Ellipsis
+def is_stub(answer: Any, stub: Any = None) -> bool:
+    """True for the untouched placeholder: ``stub`` (the notebook's), ``None`` or ``...``."""
+    return answer is None or answer is Ellipsis or answer is stub
 
 
 @dataclass
@@ -71,7 +107,8 @@ class Exercise:
     Attributes:
         name: a short id such as ``"02.1"``.
         answer_name: the notebook variable that holds the learner's answer.
-        checker: ``checker(answer) -> Verdict | None``; raise :class:`Wrong` with a helpful message.
+        checker: ``checker(answer) -> Verdict | None``; raise :class:`Wrong` with a helpful message and run the
+            learner's code inside :func:`learner_code`.
         hint_text: shown by :meth:`hint`.
         solution_obj: the reference answer (a function, class or value in ``helpers.solutions``).
         wrong_answers: realistic wrong answers that the tests prove are caught (with a useful message).
@@ -93,37 +130,34 @@ class Exercise:
         return namespace.get(self.answer_name, None)
 
     def evaluate(self, answer: Any = _MISSING) -> Verdict:
-        """Run the check and return the verdict (``check`` prints it; tests use this)."""
+        """Run the check and return the verdict (``check`` displays it; tests use this)."""
         answer = self._lookup(answer)
-        if is_stub(answer):
+        if is_stub(answer, self.stub):
             return Verdict(NOT_ATTEMPTED, f"fill in `{self.answer_name}` and run this cell again.", self.name)
         try:
             verdict = self.checker(answer)
         except NotAttempted as reason:
             return Verdict(NOT_ATTEMPTED, str(reason) or f"fill in `{self.answer_name}`.", self.name)
-        except NotImplementedError:
-            return Verdict(NOT_ATTEMPTED, f"`{self.answer_name}` still raises NotImplementedError.", self.name)
         except Wrong as reason:
             return Verdict(WRONG, str(reason), self.name)
-        except Exception as error:  # the learner's code failed: report it, with where it failed
-            where = traceback.extract_tb(error.__traceback__)[-1]
+        except Exception as error:  # raised by the check's own code, not inside learner_code()
             return Verdict(
-                WRONG,
-                f"your code raised {type(error).__name__}: {error} "
-                f"(at {where.name}, line {where.lineno}). Fix that first; `.hint()` may help.",
+                CHECK_FAILED,
+                f"this is a bug in the check, not in your answer: {type(error).__name__}: {error} "
+                f"(at {traceback.extract_tb(error.__traceback__)[-1].name}); tell your teacher.",
                 self.name,
             )
         if verdict is None:
             return Verdict(PASSED, "well done.", self.name)
         if not isinstance(verdict, Verdict):
-            raise TypeError(f"checker of exercise {self.name} returned {type(verdict).__name__}, not a Verdict")
+            bug = f"this is a bug in the check, not in your answer: it returned {type(verdict).__name__}."
+            return Verdict(CHECK_FAILED, bug + " Tell your teacher.", self.name)
         return verdict
 
-    def check(self, answer: Any = _MISSING) -> Verdict:
-        """Check the learner's answer (read from the notebook variable ``answer_name`` if not given)."""
-        verdict = self.evaluate(answer)
-        print(verdict)
-        return verdict
+    def check(self, answer: Any = _MISSING) -> None:
+        """Check the learner's answer (read from the notebook variable ``answer_name`` if not given) and print
+        the verdict once. Returns ``None``, so a notebook shows the verdict once."""
+        print(self.evaluate(answer))
 
     def hint(self) -> None:
         """Print the hint."""
@@ -196,7 +230,9 @@ def validated_compute_metrics(function: Callable[[Any], Any], name: str = "compu
         raise Wrong(f"{name} must be a function that takes an EvalPrediction, got {type(function).__name__}.")
 
     def checked(prediction: Any) -> dict[str, float]:
-        return require_metrics_dict(function(prediction), name)
+        with learner_code(f"calling your {name} inside trainer.evaluate()"):
+            result = function(prediction)
+        return require_metrics_dict(result, name)
 
     return checked
 
@@ -212,7 +248,8 @@ def validated_callback(callback: Any) -> Any:
     if isinstance(callback, type):
         if not issubclass(callback, TrainerCallback):
             raise Wrong(f"{callback.__name__} must inherit transformers.TrainerCallback.")
-        callback = callback()
+        with learner_code(f"creating {callback.__name__}()"):
+            callback = callback()
     if not isinstance(callback, TrainerCallback):
         raise Wrong(
             f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}."
@@ -224,7 +261,8 @@ def validated_callback(callback: Any) -> Any:
 
     def forward(event: str) -> Callable[..., Any]:
         def method(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            result = getattr(callback, event)(args, state, control, **kwargs)
+            with learner_code(f"running {type(callback).__name__}.{event}"):
+                result = getattr(callback, event)(args, state, control, **kwargs)
             require_callback_result(result, event, type(callback).__name__)
             return result
 

@@ -2,80 +2,85 @@
 
 from __future__ import annotations
 
-import tempfile
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_01 as solutions
 
+TEXTS = ["A quiet triumph.", "Two hours I will never get back, and the popcorn was stale too.", "Fun.", "Dull."]
 
-def _tiny_features() -> tuple[list[dict[str, Any]], Any]:
-    from helpers.models import load_tokenizer
 
-    tokenizer = load_tokenizer()
-    texts = ["A quiet triumph.", "Two hours I will never get back, and the popcorn was stale too.", "Fun."]
-    features = [{"input_ids": tokenizer(text)["input_ids"], "label": label} for text, label in zip(texts, [1, 0, 1])]
-    return features, tokenizer
+def _expected(features: list[dict[str, Any]], pad: int) -> dict[str, list[list[int]]]:
+    longest = max(len(f["input_ids"]) for f in features)
+    return {
+        "input_ids": [f["input_ids"] + [pad] * (longest - len(f["input_ids"])) for f in features],
+        "attention_mask": [[1] * len(f["input_ids"]) + [0] * (longest - len(f["input_ids"])) for f in features],
+        "labels": [f["label"] for f in features],
+    }
 
 
 def _check_collator(collate: Any) -> None:
     import torch
-    from transformers import DataCollatorWithPadding
 
     if not callable(collate):
         raise Wrong("collate_reviews should be a function that takes a list of feature dicts.")
-    features, tokenizer = _tiny_features()
-    batch = collate(features, pad_token_id=tokenizer.pad_token_id)
-    if not isinstance(batch, dict):
-        raise Wrong(f"return a dict of tensors (input_ids, attention_mask, labels), not {type(batch).__name__}.")
-    missing = {"input_ids", "attention_mask", "labels"} - set(batch)
-    if missing:
-        raise Wrong(f"the batch lacks {sorted(missing)}; without an attention mask the model attends to padding.")
-    reference = DataCollatorWithPadding(tokenizer)([{"input_ids": f["input_ids"]} for f in features])
-    if tuple(batch["input_ids"].shape) != tuple(reference["input_ids"].shape):
-        raise Wrong(
-            f"input_ids has shape {tuple(batch['input_ids'].shape)}; pad to the longest review in the "
-            f"batch, {tuple(reference['input_ids'].shape)}, not to a fixed length."
-        )
-    if not torch.equal(batch["input_ids"], reference["input_ids"]) or not torch.equal(
-        batch["attention_mask"], reference["attention_mask"]
-    ):
-        raise Wrong(
-            "the padded ids or the mask differ from DataCollatorWithPadding: pad on the right with "
-            "pad_token_id and mark real tokens with 1, padding with 0."
-        )
-    if batch["labels"].tolist() != [1, 0, 1]:
-        raise Wrong("labels should be a tensor of the features' 'label' values, in order.")
+    ids = [fixtures.tokenizer()(text)["input_ids"] for text in TEXTS]
+    cases = [([0, 1, 2], 0), ([1, 3], 7), ([2], 0), ([2, 3], 0)]  # pad id 7: not the tokenizer's; one review alone
+    for rows, pad in cases:
+        features = [{"input_ids": list(ids[i]), "label": i % 2} for i in rows]
+        with learner_code(f"calling collate_reviews on {len(rows)} reviews with pad_token_id={pad}"):
+            batch = collate(features, pad_token_id=pad)
+        if not isinstance(batch, dict) or {"input_ids", "attention_mask", "labels"} - set(batch):
+            keys = sorted(batch) if isinstance(batch, dict) else type(batch).__name__
+            raise Wrong(f"return a dict of tensors input_ids, attention_mask and labels, got {keys}.")
+        expected = _expected(features, pad)
+        for key, want in expected.items():
+            got = batch[key]
+            if not torch.is_tensor(got) or (key != "attention_mask" and got.dtype.is_floating_point):
+                raise Wrong(f"{key} must be a torch tensor of integers (torch.tensor of ints), got {got!r:.50}.")
+            if list(got.shape) != list(torch.tensor(want).shape):
+                raise Wrong(
+                    f"{key} has shape {tuple(got.shape)} for {len(rows)} reviews whose longest has "
+                    f"{len(expected['input_ids'][0])} tokens: pad to the longest in this batch, not a fixed length."
+                )
+            if got.tolist() != want:
+                advice = {
+                    "input_ids": f"pad on the right with pad_token_id (here {pad}), never a fixed id",
+                    "attention_mask": "1 for each real token, 0 for each padding position",
+                    "labels": "the features' 'label' values, in order",
+                }[key]
+                raise Wrong(f"{key} differs from what the model expects ({len(rows)} reviews, pad id {pad}): {advice}.")
 
 
 def _check_training_args(make_args: Any) -> None:
     from transformers import TrainingArguments
 
-    with tempfile.TemporaryDirectory() as folder:
+    if not callable(make_args):
+        raise Wrong("make_training_args should be a function of output_dir that returns TrainingArguments.")
+    folder = fixtures.scratch_dir()
+    with learner_code("calling make_training_args(output_dir)"):
         args = make_args(folder)
     if not isinstance(args, TrainingArguments):
         raise Wrong(f"make_training_args must return TrainingArguments, not {type(args).__name__}.")
-    if (
-        args.per_device_train_batch_size != 8
-        or args.per_device_train_batch_size * args.gradient_accumulation_steps != 32
-    ):
-        raise Wrong(
-            "the goal is an effective batch of 32 built from per-device batches of 8: "
-            f"you have {args.per_device_train_batch_size} x {args.gradient_accumulation_steps}."
-        )
-    if args.num_train_epochs != 2:
-        raise Wrong(f"train for 2 epochs (num_train_epochs), not {args.num_train_epochs}.")
+    micro, steps = args.per_device_train_batch_size, args.gradient_accumulation_steps
+    if micro != 8 or micro * steps != 32:
+        raise Wrong(f"the goal is an effective batch of 32 from per-device batches of 8; you have {micro} x {steps}.")
+    if args.num_train_epochs != 2 or args.max_steps > 0:
+        raise Wrong(f"train for 2 epochs (num_train_epochs=2, no max_steps), not {args.num_train_epochs}.")
     if args.eval_strategy != "epoch" or args.save_strategy != "epoch":
-        raise Wrong("evaluate and save once per epoch: eval_strategy='epoch' and save_strategy='epoch'.")
+        raise Wrong(f"evaluate and save once per epoch; yours: eval {args.eval_strategy}, save {args.save_strategy}.")
     if args.save_total_limit != 2:
-        raise Wrong("keep at most two checkpoints on disk: save_total_limit=2.")
+        raise Wrong(f"keep at most two checkpoints on disk: save_total_limit=2, not {args.save_total_limit}.")
     if not args.load_best_model_at_end or args.metric_for_best_model not in ("accuracy", "eval_accuracy"):
         raise Wrong(
-            "reload the best checkpoint at the end, judged by accuracy: load_best_model_at_end=True, "
-            "metric_for_best_model='eval_accuracy'."
+            "reload the best checkpoint at the end, judged by accuracy: load_best_model_at_end=True and "
+            f"metric_for_best_model='accuracy' (yours: {args.metric_for_best_model!r})."
         )
-    if args.greater_is_better is False:
-        raise Wrong("higher accuracy is better: greater_is_better must not be False.")
+    if not args.greater_is_better:
+        raise Wrong("greater_is_better is False, so the lowest accuracy would win: leave it out or set it True.")
+    if str(args.output_dir) != folder:
+        raise Wrong("write the checkpoints to the output_dir the function receives.")
 
 
 q1 = Exercise(

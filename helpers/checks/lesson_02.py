@@ -1,87 +1,25 @@
-"""Exercises of lesson 02 (TrainingArguments). Each check trains or builds a tiny Trainer with your settings.
-
-:func:`tiny_trainer` is the shared plumbing (lesson 03's checks use it too): the course model cut to the
-profile's ``demo_layers``, a few dozen tokenized reviews, and ``TrainingArguments`` built from your dict.
-"""
+"""Exercises of lesson 02 (TrainingArguments). Each check trains or builds a tiny Trainer with your settings."""
 
 from __future__ import annotations
 
-import copy
-import functools
-from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_02 as solutions
 
 
-@functools.lru_cache(maxsize=2)
-def _model_and_data(num_layers: int | None = None) -> tuple[Any, Any, Any]:
-    import helpers
-
-    profile = helpers.course_profile()
-    model, tokenizer = helpers.load_model_and_tokenizer(num_layers=num_layers or profile.demo_layers)
-    data = helpers.tokenize_reviews(
-        helpers.load_reviews(), tokenizer, profile.max_length, sizes={"train": 64, "validation": 32, "test": 8}
-    )
-    return model, tokenizer, data
-
-
-def tiny_trainer(
-    settings: Mapping[str, Any],
-    fixed: Mapping[str, Any] | None = None,
-    num_layers: int | None = None,
-    **trainer_kwargs: Any,
-) -> Any:
-    """A Trainer on a fresh copy of the small course model and 64 training reviews (32 for evaluation).
-
-    Args:
-        settings: the learner's ``TrainingArguments`` keywords.
-        fixed: keywords the check imposes on top (for example ``max_steps``).
-        num_layers: encoder layers to keep (the profile's ``demo_layers`` by default).
-        trainer_kwargs: passed to ``Trainer`` (``compute_metrics``, ``callbacks``).
-
-    Raises:
-        Wrong: ``settings`` is not a dict of keyword arguments.
-    """
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainingArguments
-
-    import helpers
-
-    if not isinstance(settings, Mapping):
-        raise Wrong(f"the answer should be a dict of TrainingArguments keywords, got {type(settings).__name__}.")
-    model, tokenizer, data = _model_and_data(num_layers)
-    base = {
-        "output_dir": str(helpers.run_dir("checks_tiny")),
-        "report_to": "none",
-        "seed": 0,
-        "save_strategy": "no",
-        "logging_strategy": "no",
-        **helpers.course_profile().precision_kwargs(),
-    }
-    args = TrainingArguments(**{**base, **dict(settings), **dict(fixed or {})})
-    trainer = Trainer(
-        model=copy.deepcopy(model),
-        args=args,
-        train_dataset=data["train"],
-        eval_dataset=data["validation"],
-        data_collator=DataCollatorWithPadding(tokenizer),
-        **trainer_kwargs,
-    )
-    trainer.remove_callback(PrinterCallback)
-    return trainer
-
-
 def _check_batching(settings: Any) -> None:
-    trainer = tiny_trainer(settings)
-    forward_sizes: list[int] = []
+    trainer = fixtures.trainer(settings)
+    sizes: list[int] = []
     trainer.model.register_forward_pre_hook(
-        lambda module, args, kwargs: forward_sizes.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
+        lambda module, args, kwargs: sizes.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
     )
-    trainer.train()
-    if max(forward_sizes) > 4:
+    fixtures.train(trainer, "training with your settings")
+    if max(sizes) > 4:
         raise Wrong(
-            f"{max(forward_sizes)} reviews went through the model at once; at most 4 may. "
+            f"{max(sizes)} reviews went through the model at once; at most 4 may. "
             "Lower per_device_train_batch_size and make up the rest with gradient_accumulation_steps."
         )
     if trainer.state.global_step != 3:
@@ -89,71 +27,78 @@ def _check_batching(settings: Any) -> None:
             f"the run made {trainer.state.global_step} optimizer updates, not 3. max_steps counts "
             "optimizer updates, not batches; num_train_epochs depends on the data size."
         )
-    per_update = sum(forward_sizes) / trainer.state.global_step
-    if per_update != 16:
+    if sum(sizes) != 16 * 3:
         raise Wrong(
-            f"each update used {per_update:g} reviews; the effective batch must be 16 "
+            f"each update used {sum(sizes) / 3:g} reviews; the effective batch must be 16 "
             "(per_device_train_batch_size x gradient_accumulation_steps)."
         )
 
 
-def _named_parameters_without_decay(model: Any) -> set[str]:
-    trainer = tiny_trainer({"weight_decay": 0.01})
-    trainer.model = model
-    optimizer = trainer.create_optimizer()
-    names = {id(parameter): name for name, parameter in model.named_parameters()}
-    return {names[id(p)] for group in optimizer.param_groups if group["weight_decay"] == 0 for p in group["params"]}
-
-
 def _check_no_decay(function: Any) -> None:
+    from transformers import GPT2Config, GPT2ForSequenceClassification
+
     if not callable(function):
         raise Wrong("the answer should be a function that takes a model and returns parameter names.")
-    for num_layers in (1, 2):
-        model = copy.deepcopy(_model_and_data(num_layers)[0])
-        expected = _named_parameters_without_decay(model)
-        answer = set(function(model))
+    gpt2 = GPT2ForSequenceClassification(
+        GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=50, n_positions=16, bos_token_id=0, eos_token_id=0)
+    )
+    for label, model in (
+        ("1-layer BERT", fixtures.tiny_model(layers=1)),
+        ("3-layer BERT", fixtures.tiny_model(layers=3)),
+        ("2-layer GPT-2 (LayerNorms named ln_1, ln_2, ln_f)", gpt2),
+    ):
+        optimizer = fixtures.trainer({"weight_decay": 0.01}, model=model).create_optimizer()
+        names = {id(parameter): name for name, parameter in model.named_parameters()}
+        expected = {names[id(p)] for g in optimizer.param_groups if g["weight_decay"] == 0 for p in g["params"]}
+        with learner_code(f"calling names_without_decay on a {label}"):
+            answer = set(function(model))
         if answer != expected:
             missing, extra = sorted(expected - answer), sorted(answer - expected)
             raise Wrong(
-                f"on a {num_layers}-layer model you missed {len(missing)} names (e.g. {missing[:2]}) and "
-                f"added {len(extra)} that Trainer does decay (e.g. {extra[:2]}). Read the optimizer's "
-                "param_groups: the group with weight_decay 0.0."
+                f"on a {label} you missed {len(missing)} names (e.g. {missing[:2]}) and added {len(extra)} that "
+                f"Trainer does decay (e.g. {extra[:2]}). Trainer skips every bias and every parameter of a "
+                "torch.nn.LayerNorm module, whatever the module is called."
             )
 
 
-def _accuracy(prediction: Any) -> dict[str, float]:
-    return {"accuracy": float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())}
+def _loss_as_accuracy(prediction: Any) -> dict[str, float]:
+    """Not an accuracy: the eval loss, so that the highest 'accuracy' and the lowest loss fall on different steps."""
+    import torch
+
+    logits, labels = torch.tensor(prediction.predictions), torch.tensor(prediction.label_ids)
+    return {"accuracy": float(torch.nn.functional.cross_entropy(logits, labels))}
 
 
 def _check_best_model(settings: Any) -> None:
-    trainer = tiny_trainer(
-        settings, fixed={"max_steps": 6, "per_device_train_batch_size": 8}, compute_metrics=_accuracy
+    from safetensors.torch import load_file
+
+    fixed = {"max_steps": 6, "per_device_train_batch_size": 8, "learning_rate": 1e-2}
+    trainer = fixtures.trainer(
+        settings,
+        fixed=fixed,
+        eval_dataset=fixtures.random_ids(16, seed=1),
+        compute_metrics=_loss_as_accuracy,
     )
-    args = trainer.args
-    if not args.load_best_model_at_end:
-        raise Wrong("the best checkpoint is not loaded at the end: set load_best_model_at_end=True.")
-    if args.metric_for_best_model not in ("accuracy", "eval_accuracy"):
-        raise Wrong(
-            f"the best model is chosen on {args.metric_for_best_model!r}, not on the eval accuracy "
-            "(metric_for_best_model; the 'eval_' prefix is optional)."
-        )
-    if not args.greater_is_better:
-        raise Wrong("greater_is_better is False, so the lowest accuracy would win.")
-    trainer.train()
-    evaluations = [
-        (entry["step"], entry["eval_accuracy"]) for entry in trainer.state.log_history if "eval_accuracy" in entry
-    ]
-    if [step for step, _ in evaluations] != [2, 4, 6]:
-        raise Wrong(f"evaluations ran at updates {[step for step, _ in evaluations]}, not every 2 updates (2, 4, 6).")
-    kept = sorted(path.name for path in __import__("pathlib").Path(args.output_dir).glob("checkpoint-*"))
+    fixtures.train(trainer, "training with your settings")
+    evaluations = fixtures.log_entries(trainer, "eval_accuracy")
+    steps = [step for step, _ in evaluations]
+    if steps[:3] != [2, 4, 6]:
+        raise Wrong(f"evaluations ran at updates {steps}, not every 2 updates (2, 4, 6): eval_strategy and eval_steps.")
+    kept = sorted(path.name for path in Path(trainer.args.output_dir).glob("checkpoint-*"))
     if len(kept) > 2:
         raise Wrong(f"{len(kept)} checkpoints stayed on disk ({kept}); keep at most 2 with save_total_limit.")
-    best_step = max(evaluations, key=lambda pair: pair[1])[0]
-    if not str(trainer.state.best_model_checkpoint).endswith(f"checkpoint-{best_step}"):
+    top = max(evaluations[:3], key=lambda pair: pair[1])[0]
+    best = Path(trainer.args.output_dir) / f"checkpoint-{top}" / "model.safetensors"
+    if not str(trainer.state.best_model_checkpoint or "").endswith(f"checkpoint-{top}") or not best.exists():
+        shown = ", ".join(f"{value:.3f} at {step}" for step, value in evaluations)
         raise Wrong(
-            f"the best accuracy came at update {best_step} but Trainer picked "
-            f"{trainer.state.best_model_checkpoint}; save at every evaluation (same strategy and steps)."
+            f"the eval accuracies were {shown}, so the best is checkpoint-{top}, but the Trainer "
+            f"kept {trainer.state.best_model_checkpoint} as the best (checkpoints on disk: {kept}). Save at every "
+            "evaluation, choose the best on metric_for_best_model='accuracy', and higher must be better."
         )
+    saved, live = load_file(best), trainer.model.state_dict()
+    if not trainer.args.load_best_model_at_end or any(not (live[k] == v).all() for k, v in saved.items() if k in live):
+        raise Wrong(f"after training the model is not the one of checkpoint-{top}: set load_best_model_at_end=True.")
 
 
 q1 = Exercise(
@@ -169,7 +114,8 @@ q2 = Exercise(
     name="02.2",
     answer_name="names_without_decay",
     checker=_check_no_decay,
-    hint_text="Trainer.get_decay_parameter_names excludes LayerNorm layers and names matching 'bias' or 'norm'.",
+    hint_text="Trainer.get_decay_parameter_names excludes the parameters of torch.nn.LayerNorm modules and names "
+    "containing 'bias' or a 'norm' variant: test isinstance(module, torch.nn.LayerNorm) over model.named_modules().",
     solution_obj=solutions.names_without_decay,
     wrong_answers=solutions.WRONG_NO_DECAY,
 )
@@ -178,7 +124,8 @@ q3 = Exercise(
     name="02.3",
     answer_name="best_model_settings",
     checker=_check_best_model,
-    hint_text="save_strategy must match eval_strategy (and save_steps eval_steps); accuracy is better when greater.",
+    hint_text="save at every evaluation (same strategy and steps, or save_strategy='best'), "
+    "metric_for_best_model='accuracy'; accuracy is better when greater.",
     solution_obj=solutions.best_model_settings,
     wrong_answers=solutions.WRONG_BEST_MODEL,
 )

@@ -3,54 +3,23 @@
 from __future__ import annotations
 
 import inspect
-import tempfile
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_04 as solutions
+from helpers.trainers import quiet
 
 
-@lru_cache(maxsize=1)
-def _profile() -> Any:
-    from helpers.device import course_profile
-
-    return course_profile()
-
-
-def _args(output_dir: str, **overrides: Any) -> Any:
+def _args(**settings: Any) -> Any:
+    """The library's defaults, except where the check says otherwise."""
     from transformers import TrainingArguments
 
-    settings = dict(
-        output_dir=output_dir,
-        per_device_eval_batch_size=16,
-        per_device_train_batch_size=16,
-        report_to="none",
-        seed=0,
-        save_strategy="no",
-        logging_strategy="no",
-        **_profile().precision_kwargs(),
-    )
-    settings.update(overrides)
-    return TrainingArguments(**settings)
-
-
-@lru_cache(maxsize=1)
-def _demo_model_and_data() -> tuple[Any, Any, Any]:
-    """The course model (profile.demo_layers) returning hidden states, and profile.demo_examples reviews."""
-    from helpers import load_reviews, tokenize_reviews
-    from helpers.models import load_model, load_tokenizer
-
-    profile = _profile()
-    tokenizer = load_tokenizer()
-    data = tokenize_reviews(load_reviews(), tokenizer, profile.max_length, sizes={"validation": profile.demo_examples})[
-        "validation"
-    ]
-    model = load_model(num_layers=profile.demo_layers)
-    model.config.output_hidden_states = True  # predictions arrive as (logits, hidden_states)
-    return model, tokenizer, data
+    base = {"output_dir": fixtures.scratch_dir(), "report_to": "none", "use_cpu": True, "disable_tqdm": True}
+    with learner_code("building TrainingArguments from your keywords"):
+        return TrainingArguments(**{**base, "per_device_eval_batch_size": 16, **settings})
 
 
 def _reference(eval_prediction: Any) -> dict[str, float]:
@@ -79,34 +48,35 @@ def _compare(mine: dict[str, Any], expected: dict[str, float], where: str) -> No
 
 
 def _check_compute_metrics(answer: Any) -> None:
-    from transformers import DataCollatorWithPadding, EvalPrediction, Trainer
+    from transformers import EvalPrediction, Trainer
 
     if not callable(answer):
         raise Wrong("my_compute_metrics must be a function that takes an EvalPrediction.")
-    rng = np.random.default_rng(4)  # a varied synthetic case first: a constant answer cannot pass it
-    logits, labels = rng.normal(size=(50, 2)).astype(np.float32), rng.integers(0, 2, size=50)
-    synthetic = EvalPrediction(predictions=(logits, np.zeros((50, 3, 4), np.float32)), label_ids=labels)
-    _compare(answer(synthetic), _reference(synthetic), "on a tuple of (logits, hidden_states)")
-    model, tokenizer, data = _demo_model_and_data()
+    rng = np.random.default_rng(4)  # varied synthetic cases first: a constant answer cannot pass them
+    for rows, skew in ((50, 0.0), (37, 3.0)):  # the second predicts class 1 almost always: macro != binary F1
+        logits, labels = rng.normal(size=(rows, 2)).astype(np.float32), rng.integers(0, 2, size=rows)
+        logits[:, 1] += skew
+        synthetic = EvalPrediction(predictions=(logits, np.zeros((rows, 3, 4), np.float32)), label_ids=labels)
+        with learner_code(f"calling your function on {rows} predictions", _TUPLE_ADVICE):
+            mine = answer(synthetic)
+        _compare(mine, _reference(synthetic), f"on {rows} predictions given as (logits, hidden_states)")
     seen: list[Any] = []
 
     def recorded(eval_prediction: Any) -> dict[str, float]:
         seen.append(eval_prediction)
-        return answer(eval_prediction)
+        with learner_code("calling your function inside trainer.evaluate()", _TUPLE_ADVICE):
+            return answer(eval_prediction)
 
-    with tempfile.TemporaryDirectory() as folder:
-        trainer = Trainer(
-            model=model,
-            args=_args(folder),
-            eval_dataset=data,
-            compute_metrics=recorded,
-            data_collator=DataCollatorWithPadding(tokenizer),
-        )
-        metrics = trainer.evaluate()
-    expected = _reference(seen[-1])
-    _compare(
-        {key.removeprefix("eval_"): value for key, value in metrics.items()}, expected, "inside trainer.evaluate()"
+    model = fixtures.tiny_model(output_hidden_states=True)  # predictions arrive as (logits, hidden_states)
+    trainer = quiet(
+        Trainer(model=model, args=_args(), eval_dataset=fixtures.random_ids(48, seed=3), compute_metrics=recorded)
     )
+    metrics = trainer.evaluate()
+    expected = _reference(seen[-1])
+    _compare({k.removeprefix("eval_"): v for k, v in metrics.items()}, expected, "inside trainer.evaluate()")
+
+
+_TUPLE_ADVICE = "eval_prediction.predictions may be a tuple (logits, hidden_states): take its first item then."
 
 
 def _toy_model(seed: int = 0) -> Any:
@@ -118,8 +88,9 @@ def _toy_model(seed: int = 0) -> Any:
 
         def __init__(self) -> None:
             super().__init__()
-            torch.manual_seed(seed)
-            self.linear = torch.nn.Linear(8, 2)
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                self.linear = torch.nn.Linear(8, 2)
 
         def forward(self, features: Any, labels: Any = None) -> dict[str, Any]:
             logits = self.linear(features)
@@ -143,7 +114,8 @@ def _check_streaming(answer: Any) -> None:
 
     if not inspect.isclass(answer):
         raise Wrong("MyStreamingAccuracy must be a class (the check creates one instance and evaluates twice).")
-    metric = answer()
+    with learner_code("creating MyStreamingAccuracy()"):
+        metric = answer()
     if "compute_result" not in inspect.signature(metric).parameters:
         raise Wrong(
             "__call__ must take (self, eval_prediction, compute_result): batch_eval_metrics passes compute_result."
@@ -151,13 +123,8 @@ def _check_streaming(answer: Any) -> None:
     import torch
 
     model, datasets_used = _toy_model(), [_toy_data(100, seed=1), _toy_data(60, seed=7)]
-    with tempfile.TemporaryDirectory() as folder:
-        trainer = Trainer(
-            model=model,
-            args=_args(folder, batch_eval_metrics=True),
-            eval_dataset=datasets_used[0],
-            compute_metrics=metric,
-        )
+    trainer = quiet(Trainer(model=model, args=_args(batch_eval_metrics=True), compute_metrics=metric))
+    with learner_code("evaluating twice with your metric"):
         results = [trainer.evaluate(eval_dataset=data) for data in datasets_used]  # two different evaluations
     for attempt, (metrics, data) in enumerate(zip(results, datasets_used), start=1):
         with torch.no_grad():
@@ -185,18 +152,17 @@ def _check_best_model_args(answer: Any) -> None:
         raise Wrong("my_best_model_args must be a dict of TrainingArguments keywords.")
     if not answer.get("load_best_model_at_end"):
         raise Wrong("without load_best_model_at_end=True the model after training is the last one, not the best.")
-    with tempfile.TemporaryDirectory() as folder:
-        settings = dict(num_train_epochs=4, learning_rate=0.05, per_device_train_batch_size=16)
-        settings.update(answer)
-        trainer = Trainer(
-            model=_toy_model(seed=3),
-            args=_args(folder, **settings),
-            train_dataset=_toy_data(96, seed=2),
-            eval_dataset=_toy_data(64, seed=5),
-        )
-        trainer.train()
-        losses = [entry["eval_loss"] for entry in trainer.state.log_history if "eval_loss" in entry]
-        final_loss = trainer.evaluate()["eval_loss"]
+    settings = {"num_train_epochs": 4, "learning_rate": 0.05, "per_device_train_batch_size": 16, **answer}
+    trainer = Trainer(
+        model=_toy_model(seed=3),
+        args=_args(**settings),
+        train_dataset=_toy_data(96, seed=2),
+        eval_dataset=_toy_data(64, seed=5),
+    )
+    quiet(trainer)
+    fixtures.train(trainer, "training with your keywords")
+    losses = [entry["eval_loss"] for entry in trainer.state.log_history if "eval_loss" in entry]
+    final_loss = trainer.evaluate()["eval_loss"]
     if len(losses) < 2:
         raise Wrong("the run evaluated fewer than twice; evaluate every epoch (eval_strategy='epoch').")
     if not np.isclose(trainer.state.best_metric, min(losses)):

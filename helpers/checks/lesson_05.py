@@ -5,11 +5,12 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
-from helpers.checks.lesson_02 import tiny_trainer
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_05 as solutions
 
-TRAIN_EXAMPLES = 64  # what tiny_trainer trains on
+# (examples, batch, accumulation, epochs): short last batches, short last steps, more than one epoch
+COUNT_CASES = ((64, 8, 2, 1), (50, 12, 2, 2), (20, 3, 3, 1), (33, 4, 5, 2), (16, 16, 1, 3), (10, 4, 4, 1))
 
 
 def _check_eval_loss_history(answer: Any) -> None:
@@ -18,38 +19,35 @@ def _check_eval_loss_history(answer: Any) -> None:
     if not (inspect.isclass(answer) and issubclass(answer, TrainerCallback)):
         raise Wrong(f"EvalLossHistory should be a class that subclasses TrainerCallback, got {answer!r}.")
     for eval_steps in (2, 3):
-        callback = answer()
-        trainer = tiny_trainer(
-            {
-                "per_device_train_batch_size": 8,
-                "max_steps": 6,
-                "eval_strategy": "steps",
-                "eval_steps": eval_steps,
-                "logging_strategy": "steps",
-                "logging_steps": 1,
-            },
-            callbacks=[callback],
+        with learner_code("creating EvalLossHistory()"):
+            callback = answer()
+        settings = {
+            "per_device_train_batch_size": 8,
+            "max_steps": 6,
+            "eval_strategy": "steps",
+            "eval_steps": eval_steps,
+        }
+        trainer = fixtures.trainer(
+            {**settings, "logging_steps": 1}, eval_dataset=fixtures.random_ids(16, seed=1), callbacks=[callback]
         )
-        trainer.train()
-        expected = [(entry["step"], entry["eval_loss"]) for entry in trainer.state.log_history if "eval_loss" in entry]
+        fixtures.train(trainer, "training with your callback")
+        expected = fixtures.log_entries(trainer, "eval_loss")
         history = getattr(callback, "history", None)
         if not isinstance(history, list):
             raise Wrong("each instance needs a list attribute `history` (create it in __init__).")
-        if len(history) > len(expected):
+        if len(history) != len(expected):
             raise Wrong(
-                f"history has {len(history)} entries for {len(expected)} evaluations: record only evaluations "
-                "(on_evaluate), not every log, and give each instance its own list (in __init__)."
+                f"with eval_steps={eval_steps} history has {len(history)} entries for {len(expected)} evaluations: "
+                "record once per evaluation (on_evaluate), and give each instance its own list (in __init__)."
             )
-        if len(history) < len(expected):
-            raise Wrong(
-                f"history has {len(history)} entries for {len(expected)} evaluations; which event fires once "
-                "per evaluation?"
-            )
-        for (step, loss), (true_step, true_loss) in zip(history, expected):
+        for pair, (true_step, true_loss) in zip(history, expected):
+            if not (isinstance(pair, tuple) and len(pair) == 2):
+                raise Wrong(f"each entry should be a pair (global_step, eval_loss), got {pair!r}.")
+            step, loss = pair
             if step != true_step:
                 raise Wrong(
-                    f"you recorded step {step} for the evaluation at global_step {true_step}; "
-                    "use state.global_step as it is."
+                    f"you recorded step {step} for the evaluation at global_step {true_step}; use "
+                    "state.global_step as it is."
                 )
             if not isinstance(loss, float) or abs(loss - true_loss) > 1e-6:
                 raise Wrong(
@@ -63,20 +61,19 @@ def _check_expected_counts(answer: Any) -> None:
 
     if not callable(answer):
         raise Wrong(f"expected_counts should be a function, got {type(answer).__name__}.")
-    for batch_size, accumulation, epochs in ((8, 2, 1), (12, 2, 2)):
+    for examples, batch_size, accumulation, epochs in COUNT_CASES:
         recorder = EventRecorder()
-        trainer = tiny_trainer(
-            {
-                "per_device_train_batch_size": batch_size,
-                "gradient_accumulation_steps": accumulation,
-                "num_train_epochs": epochs,
-            },
-            callbacks=[recorder],
+        settings = dict(
+            per_device_train_batch_size=batch_size,
+            gradient_accumulation_steps=accumulation,
+            num_train_epochs=epochs,
+            save_strategy="no",
         )
-        trainer.train()
+        fixtures.train(fixtures.trainer(settings, train_dataset=fixtures.random_ids(examples), callbacks=[recorder]))
         counts = recorder.counts()
         measured = {event: counts[event] for event in ("on_step_end", "on_substep_end", "on_epoch_end")}
-        given = answer(TRAIN_EXAMPLES, batch_size, accumulation, epochs)
+        with learner_code(f"calling expected_counts({examples}, {batch_size}, {accumulation}, {epochs})"):
+            given = answer(examples, batch_size, accumulation, epochs)
         if not isinstance(given, dict):
             raise Wrong(f"expected_counts should return a dict, got {type(given).__name__}.")
         wrong = {event: (given.get(event), true) for event, true in measured.items() if given.get(event) != true}
@@ -85,8 +82,9 @@ def _check_expected_counts(answer: Any) -> None:
                 f"{event}: you said {said}, the run fired it {true} times" for event, (said, true) in wrong.items()
             )
             raise Wrong(
-                f"{TRAIN_EXAMPLES} examples, batch {batch_size}, accumulation {accumulation}, "
-                f"{epochs} epoch(s): {details}. A smaller last batch still counts, and a step can be short."
+                f"{examples} examples, batch {batch_size}, accumulation {accumulation}, {epochs} epoch(s): "
+                f"{details}. A smaller last batch still counts, a last step can be short, and every batch "
+                "that does not end a step ends with on_substep_end."
             )
 
 

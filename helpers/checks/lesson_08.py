@@ -1,19 +1,15 @@
-"""Exercises of lesson 08 (training step and gradients). Each check builds a real, tiny Trainer.
-
-The tiny Trainer comes from :func:`helpers.checks.lesson_07.tiny_trainer` (a 2-layer, 32-wide BERT on random ids).
-"""
+"""Exercises of lesson 08 (training step and gradients). Each check builds a real, tiny Trainer."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
-from helpers.checks.lesson_07 import tiny_trainer
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.gradients import GradientNormRecorder
 from helpers.solutions import lesson_08 as solutions
 
-CHECK_LR = 1e-3
-DECAY = 0.5
+CHECK_LR, WEIGHT_DECAY = 1e-3, 0.01
 
 
 def _check_head_monitor(answer: Any) -> None:
@@ -23,27 +19,40 @@ def _check_head_monitor(answer: Any) -> None:
         raise Wrong(
             f"MyHeadGradientMonitor must be a class that subclasses transformers.TrainerCallback, got {answer!r}."
         )
-    monitor = answer()
-    reference = GradientNormRecorder(group_by=lambda name: "head", keep=lambda name: name.startswith("classifier"))
-    # a small max_grad_norm, so that clipping changes the norms: the check tells before from after
-    trainer = tiny_trainer(max_steps=3, max_grad_norm=0.05, callbacks=[monitor, reference])
-    trainer.train()
-    norms = getattr(monitor, "norms", None)
-    if not isinstance(norms, list):
-        raise Wrong("the callback must keep its norms in a list attribute `self.norms` (set it in __init__).")
-    if len(norms) != 3:
-        raise Wrong(
-            f"3 optimizer steps ran but self.norms holds {len(norms)} values: record once per optimizer step, "
-            "at the event where gradients exist (on_pre_optimizer_step)."
-        )
-    expected = reference.norms["head"]
-    values = [float(value) for value in norms]
-    if any(abs(got - want) > 1e-4 * max(want, 1e-8) for got, want in zip(values, expected)):
-        raise Wrong(
-            f"your norms {[round(v, 5) for v in values]} differ from the classifier's gradient norms after "
-            f"clipping {[round(v, 5) for v in expected]}. Use the L2 norm (sqrt of the sum of squares) over "
-            "every parameter whose name starts with 'classifier', read at on_pre_optimizer_step."
-        )
+    for steps, accumulation in ((3, 1), (2, 2)):
+        with learner_code("creating MyHeadGradientMonitor()"):
+            monitor = answer()
+        reference = GradientNormRecorder(group_by=lambda name: "head", keep=lambda name: name.startswith("classifier"))
+        settings = dict(
+            max_steps=steps,
+            gradient_accumulation_steps=accumulation,
+            per_device_train_batch_size=8,
+            max_grad_norm=0.05,
+            learning_rate=CHECK_LR,
+            save_strategy="no",
+        )  # clipping changes the norms
+        fixtures.train(fixtures.trainer(settings, callbacks=[monitor, reference]), "training with your callback")
+        norms = getattr(monitor, "norms", None)
+        if not isinstance(norms, list):
+            raise Wrong("the callback must keep its norms in a list attribute `self.norms` (set it in __init__).")
+        if len(norms) != steps:
+            raise Wrong(
+                f"{steps} optimizer steps ran (accumulation {accumulation}) but self.norms holds {len(norms)} values: "
+                "record once per optimizer step, where the clipped gradients exist (on_pre_optimizer_step)."
+            )
+        values, expected = [float(value) for value in norms], reference.norms["head"]
+        if any(abs(got - want) > 1e-4 * max(want, 1e-8) for got, want in zip(values, expected)):
+            raise Wrong(
+                f"your norms {[round(v, 5) for v in values]} differ from the classifier's gradient norms after "
+                f"clipping {[round(v, 5) for v in expected]}. Use the L2 norm (sqrt of the sum of squares) over "
+                "every parameter whose name starts with 'classifier', read at on_pre_optimizer_step."
+            )
+
+
+def _depth(name: str, layers: int) -> int:
+    if ".layer." in name:
+        return layers - int(name.split(".layer.")[1].split(".")[0])
+    return layers + 1 if "embeddings" in name else 0
 
 
 def _check_layerwise_decay(answer: Any) -> None:
@@ -51,30 +60,38 @@ def _check_layerwise_decay(answer: Any) -> None:
 
     if not (isinstance(answer, type) and issubclass(answer, Trainer)):
         raise Wrong(f"MyLayerwiseDecayTrainer must be a class that subclasses transformers.Trainer, got {answer!r}.")
-    trainer = tiny_trainer(answer, learning_rate=CHECK_LR)
-    optimizer = trainer.create_optimizer()
-    if optimizer is None or optimizer is not trainer.optimizer:
-        raise Wrong("create_optimizer must set self.optimizer and return it.")
-    layers = trainer.model.config.num_hidden_layers
-    lr_of = {}
-    for group in optimizer.param_groups:
-        for param in group["params"]:
-            if id(param) in lr_of:
-                raise Wrong("a parameter appears in two parameter groups; give each parameter exactly one group.")
-            lr_of[id(param)] = group["lr"]
-    for name, param in trainer.model.named_parameters():
-        if ".layer." in name:
-            depth = layers - int(name.split(".layer.")[1].split(".")[0])
-        else:
-            depth = layers + 1 if "embeddings" in name else 0
-        expected = CHECK_LR * DECAY**depth
-        if id(param) not in lr_of:
-            raise Wrong(f"{name} is in no parameter group, so it would never be trained. Include every parameter.")
-        if abs(lr_of[id(param)] - expected) > 1e-12:
-            raise Wrong(
-                f"{name} has lr {lr_of[id(param)]:.3e}, expected {expected:.3e} "
-                f"(learning_rate * 0.5 ** {depth}; the layers count down from the top)."
-            )
+    for layers, decay in ((2, 0.5), (3, 0.8)):
+        settings = {"learning_rate": CHECK_LR, "weight_decay": WEIGHT_DECAY, "max_steps": 1, "save_strategy": "no"}
+        model = fixtures.tiny_model(layers=layers)
+        with learner_code(f"creating MyLayerwiseDecayTrainer(decay={decay}, ...)"):
+            trainer = fixtures.trainer(settings, trainer_class=answer, model=model, decay=decay)
+        with learner_code("calling your create_optimizer()"):
+            optimizer = trainer.create_optimizer()
+        if optimizer is None or optimizer is not trainer.optimizer:
+            raise Wrong("create_optimizer must set self.optimizer and return it.")
+        settings_of: dict[int, tuple[float, float]] = {}
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if id(param) in settings_of:
+                    raise Wrong("a parameter appears in two parameter groups; give each parameter exactly one group.")
+                settings_of[id(param)] = (group["lr"], group.get("weight_decay", 0.0))
+        decayed = set(trainer.get_decay_parameter_names(model))
+        for name, param in model.named_parameters():
+            if id(param) not in settings_of:
+                raise Wrong(f"{name} is in no parameter group, so it would never be trained. Include every parameter.")
+            lr, wd = settings_of[id(param)]
+            depth = _depth(name, layers)
+            if abs(lr - CHECK_LR * decay**depth) > 1e-12:
+                raise Wrong(
+                    f"with {layers} layers and decay={decay}, {name} has lr {lr:.3e}, expected "
+                    f"{CHECK_LR * decay**depth:.3e} (learning_rate * decay ** {depth}; depth counts down from the top)."
+                )
+            if abs(wd - (WEIGHT_DECAY if name in decayed else 0.0)) > 1e-12:
+                raise Wrong(
+                    f"{name} has weight_decay {wd}; like the Trainer, use args.weight_decay for the names of "
+                    "self.get_decay_parameter_names(model) and 0.0 for the others (biases and LayerNorm weights)."
+                )
+        fixtures.train(trainer, "training one step with your optimizer")
 
 
 q1 = Exercise(
@@ -95,10 +112,10 @@ q2 = Exercise(
     answer_name="MyLayerwiseDecayTrainer",
     checker=_check_layerwise_decay,
     hint_text=(
-        "In create_optimizer, when self.optimizer is None: for each named parameter find its depth from the top "
-        "(0 for classifier and pooler, L - i for '.layer.i.', L + 1 for embeddings), group the parameters by "
-        "depth, and build torch.optim.AdamW([{'params': ..., 'lr': lr * 0.5 ** depth}, ...]). Return it."
+        "Take decay in __init__ (pass the rest to super().__init__). In create_optimizer, when self.optimizer is None, "
+        "group the parameters by (depth, whether the name is in self.get_decay_parameter_names(self.model)); each "
+        "group gets lr = args.learning_rate * decay ** depth and weight_decay = args.weight_decay or 0.0. Return it."
     ),
     solution_obj=solutions.MyLayerwiseDecayTrainer,
-    wrong_answers=[solutions.UniformLRTrainer, solutions.InvertedDecayTrainer, solutions.ForgetsEmbeddingsTrainer],
+    wrong_answers=[solutions.LessonDecayTrainer, solutions.InvertedDecayTrainer, solutions.ForgetsEmbeddingsTrainer],
 )

@@ -2,54 +2,30 @@
 
 from __future__ import annotations
 
-import tempfile
-from functools import lru_cache
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_09 as solutions
 
 _BATCH = 16
 _EXAMPLES = 256
 
 
-@lru_cache(maxsize=1)
-def _reviews_and_model() -> tuple[Any, Any, Any]:
-    import helpers
-    from helpers.data import load_reviews, select_examples, tokenize_reviews
-
-    model, tokenizer = helpers.load_model_and_tokenizer(num_layers=1)
-    reviews = tokenize_reviews(select_examples(load_reviews()["train"], _EXAMPLES), tokenizer, max_length=64)
-    return model, tokenizer, reviews
-
-
 def _padded_tokens(overrides: dict[str, Any]) -> int:
-    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+    from transformers import DataCollatorWithPadding
 
     from helpers.data import padding_stats
 
-    model, tokenizer, reviews = _reviews_and_model()
-    with tempfile.TemporaryDirectory() as folder:
-        settings = {
-            "output_dir": folder,
-            "per_device_train_batch_size": _BATCH,
-            "report_to": "none",
-            "seed": 0,
-            "use_cpu": True,
-            **overrides,
-        }
-        trainer = Trainer(
-            model=model,
-            args=TrainingArguments(**settings),
-            train_dataset=reviews,
-            data_collator=DataCollatorWithPadding(tokenizer),
+    collator = DataCollatorWithPadding(fixtures.tokenizer())
+    settings = {"per_device_train_batch_size": _BATCH, **overrides}
+    trainer = fixtures.trainer(settings, train_dataset=fixtures.reviews(_EXAMPLES), data_collator=collator)
+    if trainer.args.per_device_train_batch_size != _BATCH:
+        raise Wrong(
+            f"keep per_device_train_batch_size={_BATCH}: a smaller batch pads less, but it is another "
+            "training run (more steps, noisier gradients). Change how reviews are ordered instead."
         )
-        if trainer.args.per_device_train_batch_size != _BATCH:
-            raise Wrong(
-                f"keep per_device_train_batch_size={_BATCH}: a smaller batch pads less, but it is another "
-                "training run (more steps, noisier gradients). Change how reviews are ordered instead."
-            )
-        stats = padding_stats(trainer.get_train_dataloader())
+    stats = padding_stats(trainer.get_train_dataloader())
     return stats["tokens"] - stats["real_tokens"]
 
 
@@ -57,6 +33,10 @@ def _check_low_padding(overrides: Any) -> None:
     if not isinstance(overrides, dict):
         raise Wrong(
             f"low_padding_arguments should be a dict of TrainingArguments overrides, not {type(overrides).__name__}."
+        )
+    if overrides.get("train_sampling_strategy") == "sequential":
+        raise Wrong(
+            "a sequential sampler keeps the data's order: no shuffling at all; group reviews by length instead."
         )
     baseline = _padded_tokens({})
     yours = _padded_tokens(overrides)
@@ -73,13 +53,16 @@ def _check_accumulation_plan(plan: Any) -> None:
 
     if not callable(plan):
         raise Wrong("accumulation_plan should be a function (target_batch, max_micro_batch) -> dict.")
-    for target, largest in [(32, 8), (48, 20), (12, 64), (30, 4), (7, 3)]:
-        answer = plan(target, largest)
+    cases = [(target, largest) for target in range(1, 65) for largest in (1, 3, 4, 7, 8, 20, 64)]
+    for index, (target, largest) in enumerate(cases):
+        with learner_code(f"calling accumulation_plan({target}, {largest})"):
+            answer = plan(target, largest)
         if not isinstance(answer, dict):
             raise Wrong(f"accumulation_plan({target}, {largest}) returned {type(answer).__name__}; return a dict.")
-        with tempfile.TemporaryDirectory() as folder:
-            args = TrainingArguments(output_dir=folder, use_cpu=True, report_to="none", **answer)
-        micro, steps = args.per_device_train_batch_size, args.gradient_accumulation_steps
+        if index % 50 == 0 or set(answer) != {"per_device_train_batch_size", "gradient_accumulation_steps"}:
+            with learner_code(f"building TrainingArguments(**accumulation_plan({target}, {largest}))"):
+                TrainingArguments(output_dir=fixtures.scratch_dir(), use_cpu=True, report_to="none", **answer)
+        micro, steps = answer["per_device_train_batch_size"], answer["gradient_accumulation_steps"]
         if micro * steps != target:
             raise Wrong(
                 f"for target {target} (micro-batch at most {largest}) you planned {micro} x {steps} = "

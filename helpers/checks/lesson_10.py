@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-import tempfile
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_10 as solutions
 
 
@@ -21,9 +21,17 @@ def _check_steps(answer: Any) -> None:
         raise Wrong(
             "steps_per_epoch should be a function (examples, per_device_batch, processes, accumulation) -> int."
         )
-    cases = [(32, 4, 2, 1), (1000, 8, 4, 2), (100, 16, 1, 1), (101, 8, 2, 3), (10, 8, 8, 4), (640, 32, 2, 1)]
+    cases = [
+        (n, b, p, a)
+        for n in (1, 7, 10, 32, 100, 101, 640, 1000)
+        for b in (1, 4, 8, 32)
+        for p in (1, 2, 3, 8)
+        for a in (1, 2, 3, 4)
+    ]
     for case in cases:
-        expected, yours = _trainer_steps(*case), answer(*case)
+        with learner_code(f"calling steps_per_epoch{case}"):
+            yours = answer(*case)
+        expected = _trainer_steps(*case)
         if yours != expected:
             examples, batch, processes, accumulation = case
             raise Wrong(
@@ -46,20 +54,22 @@ def _check_collector(callback_class: Any) -> None:
 
     if not (isinstance(callback_class, type) and issubclass(callback_class, TrainerCallback)):
         raise Wrong("RankZeroLossCollector should be a class that subclasses transformers.TrainerCallback.")
-    with tempfile.TemporaryDirectory() as folder:
-        args = TrainingArguments(output_dir=folder, use_cpu=True, report_to="none")
-    collector = callback_class()
+    args = TrainingArguments(output_dir=fixtures.scratch_dir(), use_cpu=True, report_to="none")
+    with learner_code("creating RankZeroLossCollector()"):
+        collector = callback_class()
     if not isinstance(getattr(collector, "losses", None), list):
         raise Wrong("give the callback a list attribute `losses`, set in __init__.")
     for world_zero, local_zero in [(False, False), (False, True)]:  # rank 1 of one machine; rank 0 of machine 2
-        collector.on_log(args, _state(world_zero, local_zero), TrainerControl(), logs={"loss": 0.5})
+        with learner_code("calling your on_log as another process"):
+            collector.on_log(args, _state(world_zero, local_zero), TrainerControl(), logs={"loss": 0.5})
         if collector.losses:
             raise Wrong(
                 f"a process with is_world_process_zero={world_zero}, is_local_process_zero={local_zero} "
                 "collected a loss; only the one world process zero should, or every loss is kept twice."
             )
-    collector.on_log(args, _state(True, True), TrainerControl(), logs={"learning_rate": 1e-4})
-    collector.on_log(args, _state(True, True), TrainerControl(), logs={"loss": 0.25, "grad_norm": 1.0})
+    with learner_code("calling your on_log as process zero"):
+        collector.on_log(args, _state(True, True), TrainerControl(), logs={"learning_rate": 1e-4, "eval_loss": 0.4})
+        collector.on_log(args, _state(True, True), TrainerControl(), logs={"loss": 0.25, "grad_norm": 1.0})
     if collector.losses != [0.25]:
         raise Wrong(
             f"on process zero, keep logs['loss'] when the logs have one (and nothing else): got {collector.losses}."
@@ -68,35 +78,11 @@ def _check_collector(callback_class: Any) -> None:
 
 
 def _check_in_real_run(callback_class: Any) -> None:
-    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
-
-    import helpers
-    from helpers.data import load_reviews, select_examples, tokenize_reviews
-
-    model, tokenizer = helpers.load_model_and_tokenizer(num_layers=1)
-    reviews = tokenize_reviews(select_examples(load_reviews()["train"], 16), tokenizer, max_length=32)
-    collector = callback_class()
-    with tempfile.TemporaryDirectory() as folder:
-        args = TrainingArguments(
-            output_dir=folder,
-            per_device_train_batch_size=8,
-            max_steps=2,
-            logging_steps=1,
-            save_strategy="no",
-            report_to="none",
-            use_cpu=True,
-            seed=0,
-            disable_tqdm=True,
-        )
-        trainer = Trainer(
-            model=model,
-            args=args,
-            train_dataset=reviews,
-            data_collator=DataCollatorWithPadding(tokenizer),
-            callbacks=[collector],
-        )
-        trainer.train()
-    logged = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    with learner_code("creating RankZeroLossCollector()"):
+        collector = callback_class()
+    settings = {"per_device_train_batch_size": 8, "max_steps": 3, "logging_steps": 1, "save_strategy": "no"}
+    trainer = fixtures.train(fixtures.trainer(settings, callbacks=[collector]), "training with your callback")
+    logged = [loss for _, loss in fixtures.log_entries(trainer, "loss")]
     if collector.losses != logged:
         raise Wrong(f"in a real 1-process run the Trainer logged {logged}, your callback kept {collector.losses}.")
 
@@ -115,7 +101,8 @@ q2 = Exercise(
     name="10.2",
     answer_name="RankZeroLossCollector",
     checker=_check_collector,
-    hint_text="on_log receives `state` and `logs`; test state.is_world_process_zero before appending logs['loss'].",
+    hint_text="on_log receives `state` and `logs`; test state.is_world_process_zero (the check plays each process "
+    "through `state`) before appending logs['loss'].",
     solution_obj=solutions.RankZeroLossCollector,
     wrong_answers=[solutions.WrongCollectorEveryProcess, solutions.WrongCollectorLocalZero],
 )

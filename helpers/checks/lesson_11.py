@@ -5,23 +5,25 @@ from __future__ import annotations
 
 import random
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks import fixtures
+from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_11 as solutions
 
 
 def _check_latest_checkpoint(latest_checkpoint: Any) -> None:
     if not callable(latest_checkpoint):
         raise Wrong(f"latest_checkpoint must be a function of output_dir, got {type(latest_checkpoint).__name__}.")
-    rng = random.Random()
+    rng = random.Random(11)
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "empty"
         empty.mkdir()
         (empty / "runs").mkdir()
-        if latest_checkpoint(str(empty)) is not None:
+        with learner_code("calling latest_checkpoint on a folder without checkpoints"):
+            nothing = latest_checkpoint(str(empty))
+        if nothing is not None:
             raise Wrong("a folder without checkpoint-N folders must give None.")
         folder = Path(tmp) / "run"
         # The largest step starts with a smaller digit than another one, so comparing names as text fails.
@@ -29,64 +31,47 @@ def _check_latest_checkpoint(latest_checkpoint: Any) -> None:
         for step in steps:
             (folder / f"checkpoint-{step}").mkdir(parents=True)
         (folder / "runs").mkdir()
-        answer = latest_checkpoint(str(folder))
+        (folder / "checkpoint-99.log").write_text("a file, not a checkpoint")
+        (folder / "checkpoint-tmp").mkdir()
+        with learner_code(f"calling latest_checkpoint on {sorted(f'checkpoint-{s}' for s in steps)}"):
+            answer = latest_checkpoint(str(folder))
         expected = folder / f"checkpoint-{max(steps)}"
         if answer is None:
             raise Wrong(f"the folder holds {sorted(f'checkpoint-{s}' for s in steps)} but you returned None.")
+        if not isinstance(answer, str):
+            raise Wrong(f"return the path as a str (os.path.join or str(path)), got {type(answer).__name__}.")
+        if Path(answer) != expected and Path(answer).name == expected.name:
+            raise Wrong(f"you returned {answer!r}: return the whole path, os.path.join(output_dir, name).")
         if Path(answer) != expected:
             raise Wrong(
                 f"for {sorted(f'checkpoint-{s}' for s in steps)} you returned {Path(answer).name}, "
-                f"not checkpoint-{max(steps)}. Compare the step numbers as ints, not the names as text."
+                f"not checkpoint-{max(steps)}. Keep only folders named checkpoint-<digits> and compare the step "
+                "numbers as ints, not the names as text; return the whole path."
             )
 
 
-@lru_cache(maxsize=1)
-def _tiny_data() -> tuple[Any, Any, Any]:
-    import helpers
-
-    tokenizer = helpers.models.load_tokenizer()
-    tokenized = helpers.tokenize_reviews(
-        helpers.load_reviews(), tokenizer, 32, sizes={"train": 16, "validation": 8, "test": 1}
-    )
-    return tokenized["train"], tokenized["validation"], tokenizer
-
-
 def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | None, resume: bool) -> Any:
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainerCallback, TrainingArguments
-
-    import helpers
+    from transformers import TrainerCallback
 
     class StopAt(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             if stop_step is not None and state.global_step >= stop_step:
                 control.should_training_stop = True
 
-    train, validation, tokenizer = _tiny_data()
-    helpers.seed_everything(0)
-    args = TrainingArguments(
+    settings = dict(
         output_dir=output_dir,
         max_steps=4,
         per_device_train_batch_size=4,
         eval_strategy="steps",
         eval_steps=2,
         save_steps=2,
-        logging_strategy="no",
-        report_to="none",
-        seed=0,
-        use_cpu=True,
-        disable_tqdm=True,
         restore_callback_states_from_checkpoint=True,
     )
-    trainer = Trainer(
-        model=helpers.models.load_model(num_layers=1),
-        args=args,
-        train_dataset=train,
-        eval_dataset=validation,
-        data_collator=DataCollatorWithPadding(tokenizer),
-        callbacks=[callback_class(), StopAt()],
-    )
-    trainer.remove_callback(PrinterCallback)
-    trainer.train(resume_from_checkpoint=True if resume else None)
+    with learner_code("creating EvalCounter()"):
+        callback = callback_class()
+    trainer = fixtures.trainer(settings, eval_dataset=fixtures.random_ids(8, seed=1), callbacks=[callback, StopAt()])
+    step = "resuming with your callback" if resume else "training (and saving checkpoints) with your callback"
+    fixtures.train(trainer, step, resume_from_checkpoint=True if resume else None)
     live = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, callback_class)]
     if not live:
         raise Wrong("after the resume no instance of your class is among trainer.callback_handler.callbacks.")
@@ -100,7 +85,9 @@ def _check_eval_counter(eval_counter: Any) -> None:
 
     if not issubclass(eval_counter, TrainerCallback):
         raise Wrong("EvalCounter must inherit transformers.TrainerCallback.")
-    if not hasattr(eval_counter(), "evaluations"):
+    with learner_code("creating EvalCounter()"):
+        fresh = eval_counter()
+    if not hasattr(fresh, "evaluations"):
         raise Wrong("an EvalCounter() needs an attribute `evaluations` (set it to 0 in __init__).")
     with tempfile.TemporaryDirectory() as tmp:
         first = _run_eval_counter(eval_counter, tmp, stop_step=2, resume=False)

@@ -7,52 +7,67 @@ from typing import Any
 from transformers import TrainerCallback
 
 
-# Exercise 1: evaluate after optimizer steps 2 and 5 only.
+# Exercise 1: evaluate after the given optimizer steps only.
 class EvaluateAtSteps(TrainerCallback):
-    """Raise should_evaluate at the end of steps 2 and 5 (after DefaultFlowCallback has decided)."""
+    """Raise should_evaluate at the end of the given steps (after DefaultFlowCallback has decided)."""
+
+    def __init__(self, steps):
+        self.steps = set(steps)
 
     def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step in (2, 5):
+        if state.global_step in self.steps:
             control.should_evaluate = True
 
 
-class _AtStepBegin(TrainerCallback):
-    """Wrong: at on_step_begin, global_step still counts the steps already done, so this evaluates at 3 and 6."""
+class _AtStepBegin(EvaluateAtSteps):
+    """Wrong: at on_step_begin, global_step still counts the steps already done, so this evaluates a step late."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
 
     def on_step_begin(self, args, state, control, **kwargs):
-        if state.global_step in (2, 5):
+        if state.global_step in self.steps:
             control.should_evaluate = True
 
 
-class _AtEvaluate(TrainerCallback):
+class _AtEvaluate(EvaluateAtSteps):
     """Wrong: on_evaluate only fires once an evaluation is already happening."""
 
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
+
     def on_evaluate(self, args, state, control, **kwargs):
-        if state.global_step in (2, 5):
+        if state.global_step in self.steps:
             control.should_evaluate = True
 
 
 WRONG_EVALUATORS: list[Any] = [_AtStepBegin, _AtEvaluate]
 
 
-# Exercise 2: cancel checkpoints before step 4.
+# Exercise 2: cancel checkpoints before step `first`.
 class NoEarlyCheckpoints(TrainerCallback):
-    """Lower should_save at on_step_end, after DefaultFlowCallback raised it, while global_step < 4."""
+    """Lower should_save at on_step_end, after DefaultFlowCallback raised it, while global_step < first."""
+
+    def __init__(self, first):
+        self.first = first
 
     def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step < 4:
+        if state.global_step < self.first:
             control.should_save = False
 
 
-class _SeedStyle(TrainerCallback):
-    """Wrong: seed 000's place. The flag is raised again at on_step_end, after this ran."""
+class _SeedStyle(NoEarlyCheckpoints):
+    """Wrong: the Short customisation post's place. The flag is raised again at on_step_end, after this ran."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
 
     def on_step_begin(self, args, state, control, **kwargs):
-        if state.global_step < 4:
+        if state.global_step < self.first:
             control.should_save = False
 
 
-class _EveryCheckpoint(TrainerCallback):
+class _EveryCheckpoint(NoEarlyCheckpoints):
     """Wrong: cancels every checkpoint, not only the early ones."""
 
     def on_step_end(self, args, state, control, **kwargs):

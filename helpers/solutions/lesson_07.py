@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from transformers import Trainer
 
 
-class MyWeightedTrainer(Trainer):
-    def __init__(self, *args, class_weights, **kwargs):
+class MyBalancedTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.class_weights = class_weights
+        labels = torch.tensor(self.train_dataset["labels"])
+        self.class_weights = len(labels) / (2 * torch.bincount(labels, minlength=2).float())
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.pop("labels")
         outputs = model(**inputs)
         weights = self.class_weights.to(outputs.logits.device, outputs.logits.dtype)
-        per_review = F.cross_entropy(outputs.logits, labels, weight=weights, reduction="none")
-        count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
-        loss = per_review.sum() / count
+        per_review = F.cross_entropy(outputs.logits, labels, reduction="none") * weights[labels]
+        if num_items_in_batch is None:
+            loss = per_review.sum() / labels.numel()
+        else:
+            scale = self.accelerator.num_processes if self.args.average_tokens_across_devices else 1
+            loss = per_review.sum() * scale / num_items_in_batch
         return (loss, outputs) if return_outputs else loss
 
 
@@ -30,15 +35,23 @@ def my_focal_loss_func(outputs, labels, num_items_in_batch=None):
 # ---- realistic wrong answers (the tests prove each is caught) ----
 
 
-class UnweightedMeanTrainer(MyWeightedTrainer):
-    """Forgets the weights."""
+class LessonWeightedTrainer(Trainer):
+    """The lesson's WeightedLossTrainer pasted: it wants class_weights from outside, counts nothing itself."""
+
+    def __init__(self, *args, class_weights, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.class_weights = class_weights
+
+
+class UnweightedTrainer(MyBalancedTrainer):
+    """Forgets the weights: the model's own mean cross-entropy."""
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         outputs = model(**inputs)
         return (outputs.loss, outputs) if return_outputs else outputs.loss
 
 
-class TorchWeightedMeanTrainer(MyWeightedTrainer):
+class TorchWeightedMeanTrainer(MyBalancedTrainer):
     """F.cross_entropy(weight=...) with its default mean divides by the sum of the weights, not the review count."""
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -48,23 +61,17 @@ class TorchWeightedMeanTrainer(MyWeightedTrainer):
         return (loss, outputs) if return_outputs else loss
 
 
-class IgnoresItemCountTrainer(MyWeightedTrainer):
-    """Right per batch, wrong under gradient accumulation: never uses num_items_in_batch."""
+class PerBatchMeanTrainer(MyBalancedTrainer):
+    """Right per batch, wrong under gradient accumulation: a per-batch mean without loss_is_scaled_for_ga = False."""
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.pop("labels")
         outputs = model(**inputs)
-        per_review = F.cross_entropy(outputs.logits, labels, weight=self.class_weights, reduction="none")
-        loss = per_review.sum() / labels.numel()
+        loss = (F.cross_entropy(outputs.logits, labels, reduction="none") * self.class_weights[labels]).mean()
         return (loss, outputs) if return_outputs else loss
 
 
-class NoOutputsTrainer(MyWeightedTrainer):
-    """Ignores return_outputs, which breaks evaluation."""
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        loss, outputs = super().compute_loss(model, inputs, True, num_items_in_batch)
-        return loss
+WRONG_TRAINERS = [LessonWeightedTrainer, UnweightedTrainer, TorchWeightedMeanTrainer, PerBatchMeanTrainer]
 
 
 def focal_mean_loss_func(outputs, labels, num_items_in_batch=None):

@@ -16,18 +16,30 @@ class MyHeadGradientMonitor(TrainerCallback):
 
 
 class MyLayerwiseDecayTrainer(Trainer):
+    def __init__(self, *args, decay, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.decay = decay
+
     def create_optimizer(self, model=None):
         if self.optimizer is None:
             layers = self.model.config.num_hidden_layers
+            decayed = set(self.get_decay_parameter_names(self.model))
             groups = {}
             for name, param in self.model.named_parameters():
                 if ".layer." in name:
                     depth = layers - int(name.split(".layer.")[1].split(".")[0])
                 else:
                     depth = layers + 1 if "embeddings" in name else 0
-                groups.setdefault(depth, []).append(param)
+                groups.setdefault((depth, name in decayed), []).append(param)
             self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
+                [
+                    {
+                        "params": params,
+                        "lr": self.args.learning_rate * self.decay**depth,
+                        "weight_decay": self.args.weight_decay if decays else 0.0,
+                    }
+                    for (depth, decays), params in groups.items()
+                ]
             )
         return self.optimizer
 
@@ -63,8 +75,26 @@ class WholeModelMonitor(MyHeadGradientMonitor):
         self.norms.append(torch.sqrt(sum(g.pow(2).sum() for g in grads)).item())
 
 
-class UniformLRTrainer(Trainer):
-    """The default optimizer: one learning rate for all."""
+class LessonDecayTrainer(Trainer):
+    """Lesson 08's LayerwiseDecayTrainer pasted: a fixed decay of 0.5, weight decay on every parameter."""
+
+    decay = 0.5
+
+    def __init__(self, *args, decay=None, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            layers = self.model.config.num_hidden_layers
+            groups = {}
+            for name, param in self.model.named_parameters():
+                depth = layers - int(name.split(".layer.")[1].split(".")[0]) if ".layer." in name else 0
+                groups.setdefault(layers + 1 if "embeddings" in name else depth, []).append(param)
+            self.optimizer = torch.optim.AdamW(
+                [{"params": p, "lr": self.args.learning_rate * self.decay**d} for d, p in groups.items()],
+                weight_decay=self.args.weight_decay,
+            )
+        return self.optimizer
 
 
 class InvertedDecayTrainer(MyLayerwiseDecayTrainer):
@@ -72,6 +102,7 @@ class InvertedDecayTrainer(MyLayerwiseDecayTrainer):
 
     def create_optimizer(self, model=None):
         if self.optimizer is None:
+            decayed = set(self.get_decay_parameter_names(self.model))
             groups = {}
             for name, param in self.model.named_parameters():
                 depth = (
@@ -79,9 +110,12 @@ class InvertedDecayTrainer(MyLayerwiseDecayTrainer):
                     if ".layer." in name
                     else (0 if "embeddings" in name else self.model.config.num_hidden_layers + 1)
                 )
-                groups.setdefault(depth, []).append(param)
+                groups.setdefault((depth, name in decayed), []).append(param)
             self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
+                [
+                    {"params": p, "lr": self.args.learning_rate * self.decay**d, "weight_decay": 0.01 if w else 0.0}
+                    for (d, w), p in groups.items()
+                ]
             )
         return self.optimizer
 
@@ -91,14 +125,9 @@ class ForgetsEmbeddingsTrainer(MyLayerwiseDecayTrainer):
 
     def create_optimizer(self, model=None):
         if self.optimizer is None:
-            layers = self.model.config.num_hidden_layers
-            groups = {}
-            for name, param in self.model.named_parameters():
-                if "embeddings" in name:
-                    continue
-                depth = layers - int(name.split(".layer.")[1].split(".")[0]) if ".layer." in name else 0
-                groups.setdefault(depth, []).append(param)
-            self.optimizer = torch.optim.AdamW(
-                [{"params": params, "lr": self.args.learning_rate * 0.5**depth} for depth, params in groups.items()]
-            )
+            self.model.bert.embeddings.requires_grad_(False)
+            self.optimizer = super().create_optimizer(model)
+            self.optimizer.param_groups = [
+                g for g in self.optimizer.param_groups if all(p.requires_grad for p in g["params"])
+            ]
         return self.optimizer
