@@ -44,19 +44,28 @@ def colab_badge(notebook_name: str, config: dict[str, str] | None = None) -> str
 
 
 def setup_cell_source(config: dict[str, str] | None = None) -> str:
-    config = config or course_config()
+    """The set-up cell. On Colab it clones the course (``COURSE_URL`` and ``COURSE_DIR`` override where from and
+    where to, for tests and mirrors) and runs tools/colab_setup.py in the kernel, which may restart the runtime."""
+    repository = (config or course_config())["repository"]
     return f'''{SETUP_MARKER} On Colab it first fetches the course.
 import os
-import subprocess
 import sys
+import time
 
-COURSE_REPO = "{config['repository']}"  # `make set-repo REPO=owner/name` changes it everywhere
-if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks (not torch)
-    if not os.path.isdir("/content/course"):
-        url = f"https://github.com/{{COURSE_REPO}}"
-        subprocess.run(["git", "clone", "--depth=1", url, "/content/course"], check=True)
-        subprocess.run(["bash", "/content/course/tools/colab_setup.sh"], check=True)
-    sys.path.insert(0, "/content/course")
+COURSE_REPO = "{repository}"  # `make set-repo REPO=owner/name` changes it everywhere
+if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks (never its torch)
+    import runpy
+    import subprocess
+
+    SETUP_STARTED, CLONED_FROM = time.perf_counter(), None
+    COURSE_DIR = os.environ.get("COURSE_DIR", "/content/course")  # COURSE_DIR, COURSE_URL: for tests and mirrors
+    if not os.path.isdir(COURSE_DIR):
+        CLONED_FROM = os.environ.get("COURSE_URL", f"https://github.com/{{COURSE_REPO}}")
+        subprocess.run(["git", "clone", "--quiet", "--depth=1", CLONED_FROM, COURSE_DIR], check=True)
+    # Installs what is missing; restarts the runtime (run this cell again) if that changed an imported package.
+    runpy.run_path(f"{{COURSE_DIR}}/tools/colab_setup.py", dict(SETUP_STARTED=SETUP_STARTED, CLONED_FROM=CLONED_FROM))
+    if COURSE_DIR not in sys.path:
+        sys.path.insert(0, COURSE_DIR)
 import helpers
 
 profile = helpers.setup_notebook()  # seeds everything, picks the device and sizes, prints them'''
