@@ -1,0 +1,157 @@
+"""JupyterLab from .venv, on a temporary copy of the repository: notebook 00, Run All Cells from the menu.
+
+What a learner sees after ``make lab`` and Run All: the set-up cell's profile line, a rendered plot and an
+exercise verdict. JupyterLab 4 keeps off-screen cells out of layout, so the page is read with ``textContent``
+(``innerText`` is empty there); the test waits for the notebook's kernel to exist on the server rather than for
+the idle indicator, and opens the notebook with ``?reset`` so that no earlier workspace is restored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.checks.core import _MARKS as VERDICT_MARKS
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = "notebooks/00_start_here.ipynb"
+NOT_COPIED = {".git", ".venv", ".venv-latest", "_build", "runs", "participant_copies", ".pytest_cache"}
+PROFILE_LINE = "profile: "  # printed by helpers.setup_notebook in the set-up cell
+
+
+def _ignore(folder: str, names: list[str]) -> set[str]:
+    here = Path(folder).resolve()
+    skipped = {name for name in names if here == ROOT and name in NOT_COPIED}
+    if here == ROOT / "data":
+        skipped.add("cache")
+    return skipped | {name for name in names if name in ("__pycache__", ".ipynb_checkpoints")}
+
+
+def _get(url: str, token: str) -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=5) as reply:
+        return json.loads(reply.read())
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory, port: Any) -> Iterator[tuple[str, str]]:
+    """``(base_url, token)`` of a JupyterLab serving a copy of the repository; stopped afterwards."""
+    base = tmp_path_factory.mktemp("lab")
+    copy = base / "repo"
+    shutil.copytree(ROOT, copy, ignore=_ignore)
+    token, number = secrets.token_hex(16), port()
+    env = dict(os.environ)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
+        env[name] = str(base / name.lower())
+    # Never ask about the news feed (a toast over the notebook) and never fetch it: answer "Never" in advance.
+    notification = base / "jupyterlab_settings_dir" / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    settings = {"fetchNews": "false", "checkForUpdates": False}
+    (notification / "notification.jupyterlab-settings").write_text(json.dumps(settings), encoding="utf-8")
+    command = [
+        str(Path(sys.executable).parent / "jupyter"),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={number}",
+        "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={copy}",
+        "--LabApp.news_url=None",  # nothing from the internet: no news feed, no update check
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    log = (base / "jupyterlab.log").open("w")
+    process = subprocess.Popen(command, cwd=copy, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{number}"
+    try:
+        for _ in range(600):
+            if process.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {process.returncode}: {(base / 'jupyterlab.log').read_text()}")
+            try:
+                _get(f"{url}/api/status", token)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("jupyter lab did not answer within 60 s: " + (base / "jupyterlab.log").read_text()[-2000:])
+        yield url, token
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _wait_for_kernel(url: str, token: str, timeout: float = 120) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for session in _get(f"{url}/api/sessions", token):
+            if session.get("path", "").endswith(NOTEBOOK) and session.get("kernel", {}).get("id"):
+                return str(session["kernel"]["id"])
+        time.sleep(0.5)
+    pytest.fail(f"no kernel was started for {NOTEBOOK} within {timeout:.0f} s.")
+
+
+def test_run_all_cells_of_notebook_00_shows_profile_plot_and_verdict(
+    browser: Any, lab: tuple[str, str], screenshots: Path
+) -> None:
+    url, token = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
+    _wait_for_kernel(url, token)
+    started = time.monotonic()
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator("li.lm-Menu-item", has_text="Run All Cells").filter(has_not_text="Restart").first.click()
+    marks = list(VERDICT_MARKS.values())
+    page.wait_for_function(
+        """([profile, marks]) => {
+            const text = document.querySelector('.jp-NotebookPanel .jp-Notebook')?.textContent || '';
+            const image = document.querySelector('.jp-NotebookPanel .jp-OutputArea-output img');
+            return text.includes(profile) && marks.some(mark => text.includes(mark)) && image !== null;
+        }""",
+        arg=[PROFILE_LINE, marks],
+        timeout=300_000,
+        polling=1000,
+    )
+    seconds = time.monotonic() - started
+    text = page.evaluate("() => document.querySelector('.jp-NotebookPanel .jp-Notebook').textContent")
+    profile = next(line for line in text.splitlines() if PROFILE_LINE in line)
+    verdicts = [mark for mark in marks if mark in text]
+    image = page.locator(".jp-NotebookPanel .jp-OutputArea-output img").first
+    width = image.evaluate(
+        """async image => {
+            image.scrollIntoView({block: "center"});
+            await image.decode().catch(() => null);
+            return image.naturalWidth;
+        }"""
+    )
+    plot_cell = page.locator(".jp-NotebookPanel .jp-Cell", has=page.locator(".jp-OutputArea-output img")).first
+    plot_cell.screenshot(path=str(screenshots / "jupyterlab_00_plot.png"))  # the code cell and its plot
+    verdict = page.locator(".jp-NotebookPanel .jp-OutputArea-output", has_text=verdicts[0]).first
+    verdict.evaluate("element => element.scrollIntoView({block: 'center'})")
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(screenshots / "jupyterlab_00_verdict.png"))
+    page.close()
+    print(
+        f"\nRun All: outputs after {seconds:.0f} s; {profile.strip()[:100]}; verdicts {verdicts}; plot {width} px wide"
+    )
+    assert width > 0, "the plot's image did not decode"
+    assert not errors, errors
