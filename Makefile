@@ -8,7 +8,7 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
            TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0
 
-.PHONY: datasheet venv lab test unit lint format notebooks execute bench participant-copies set-repo test-latest clean help
+.PHONY: datasheet venv lab test unit lint format notebooks execute bench participant-copies set-repo test-latest test-colab clean help book test-browser
 
 help:
 	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
@@ -19,6 +19,9 @@ help:
 	@echo "make participant-copies - learner copies without solutions or outputs, in participant_copies/"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
 	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
+	@echo "make test-colab - a simulated Colab (.venv-colab) runs the set-up cell and notebooks 00 and 03"
+	@echo "make book     - the course as a website (Sphinx, myst-nb) in _build/book/, from the executed notebooks"
+	@echo "make test-browser - the book and JupyterLab in Debian's chromium (playwright): pages, links, search, Run All"
 
 $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -66,8 +69,26 @@ set-repo: venv
 test-latest:
 	bash tools/test_latest.sh
 
+test-colab: venv
+	bash tools/test_colab.sh
+
 clean:
 	rm -rf data/cache participant_copies .pytest_cache
+
+BOOK_STAMP := $(VENV)/.book-installed
+BOOK_OUT   := _build/book
+
+$(BOOK_STAMP): $(STAMP) requirements-book.txt
+	$(PY) -m pip install -q -r requirements-book.txt -c constraints.txt
+	touch $(BOOK_STAMP)
+
+book: $(BOOK_STAMP)
+	$(OFFLINE) $(PY) -m sphinx -W --keep-going -q -E -b html -c docs/book -d _build/doctrees . $(BOOK_OUT)
+	@echo "The book: $(CURDIR)/$(BOOK_OUT)/index.html"
+	@echo "Search needs HTTP: $(PY) -m http.server -b 127.0.0.1 -d $(BOOK_OUT) 8000, then open http://127.0.0.1:8000/"
+
+test-browser: book
+	COURSE_BROWSER_TESTS=1 $(OFFLINE) $(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/browser
 
 datasheet: venv
 	$(OFFLINE) $(PY) tools/datasheet.py

@@ -48,6 +48,9 @@ def _quiet_libraries() -> None:
     transformers.utils.logging.set_verbosity_warning()
     transformers.utils.logging.disable_progress_bar()
     logging.getLogger("accelerate").setLevel(logging.ERROR)
+    # Checkpoints written less than a second apart make transformers warn that file times are unreliable; it
+    # then sorts them by step number, which is right. Only that module is silenced, not the library's level.
+    logging.getLogger("transformers.trainer_utils").setLevel(logging.ERROR)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     # torch's DataLoader warns that pin_memory has no accelerator to pin to on a CPU-only machine.
     warnings.filterwarnings("ignore", message=".*pin_memory.*no accelerator.*")

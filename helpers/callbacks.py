@@ -6,13 +6,17 @@
   flags that were up when the event reached it.
 * :class:`AppliedLRRecorder` records the learning rate the optimizer really used at each optimizer step.
 * :class:`LogRecorder` keeps a copy of every ``logs`` dict that reached ``on_log``.
-* :class:`StateRecorder` snapshots chosen ``TrainerState`` fields at one event.
+* :class:`StateRecorder` snapshots chosen ``TrainerState`` fields at one or more events.
 * :class:`FlagProbe` sets one ``TrainerControl`` flag at one event, once, so that a lesson can measure what
   the flag does there; :func:`run_actions` and :func:`flag_effect` turn two runs into a verdict.
+* :func:`unknown_event_methods` lists the ``on_*`` methods of a callback that no event calls (misspellings),
+  with the closest real event name.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +37,37 @@ def callback_event_names() -> list[str]:
     methods = inspect.getmembers(TrainerCallback, predicate=inspect.isfunction)
     names = [name for name, _ in methods if name.startswith("on_")]
     return sorted(names, key=lambda name: inspect.getsourcelines(getattr(TrainerCallback, name))[1])
+
+
+def unknown_event_methods(callback: Any, cutoff: float = 0.7) -> dict[str, str | None]:
+    """The ``on_*`` methods of a callback that are not events of the installed ``TrainerCallback``.
+
+    The Trainer calls a callback's events by name, so a method whose name is misspelled (``on_epoch_ended``,
+    ``on_step_ends``) is simply never called, and nothing warns. This finds such methods and suggests, for
+    each, the closest real event name (:func:`difflib.get_close_matches`).
+
+    Args:
+        callback: a ``TrainerCallback`` subclass or an instance of one (methods set on the instance count too).
+        cutoff: how similar (0 to 1, difflib's ratio) an event name must be to be suggested.
+
+    Returns:
+        ``{method name: closest event name, or None when none is similar enough}``, sorted by method name;
+        empty when every ``on_*`` method is an event.
+
+    Raises:
+        TypeError: ``callback`` is neither a ``TrainerCallback`` subclass nor an instance of one.
+    """
+    is_class = isinstance(callback, type)
+    if not (issubclass(callback, TrainerCallback) if is_class else isinstance(callback, TrainerCallback)):
+        shown = callback.__name__ if is_class else type(callback).__name__
+        raise TypeError(f"{shown} is not a TrainerCallback: inherit from transformers.TrainerCallback and check again.")
+    events = callback_event_names()
+    unknown: dict[str, str | None] = {}
+    for name in sorted(dir(callback)):
+        if name.startswith("on_") and name not in events and callable(getattr(callback, name)):
+            closest = difflib.get_close_matches(name, events, n=1, cutoff=cutoff)
+            unknown[name] = closest[0] if closest else None
+    return unknown
 
 
 def _check_event(event: str) -> None:
@@ -160,8 +195,10 @@ class LogRecorder(TrainerCallback):
 class StateRecorder(TrainerCallback):
     """Snapshots of ``TrainerState`` fields at every firing of ``event`` (``on_step_end`` by default).
 
-    ``snapshots[i]`` maps each name in ``fields`` to its value then (lists such as ``log_history`` are
-    recorded by length, so the snapshot stays small).
+    ``event`` may also be a tuple of events, so that one recorder watches several (two recorders of one class
+    in a Trainer make it log a warning). ``snapshots[i]`` maps each name in ``fields`` to its value then
+    (lists such as ``log_history`` are recorded by length, so the snapshot stays small), and ``events[i]``
+    is the event it was taken at.
     """
 
     fields: tuple[str, ...] = (
@@ -173,14 +210,19 @@ class StateRecorder(TrainerCallback):
         "best_metric",
         "log_history",
     )
-    event: str = "on_step_end"
+    event: str | tuple[str, ...] = "on_step_end"
     snapshots: list[dict[str, Any]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        _check_event(self.event)
-        setattr(self, self.event, self._snapshot)
+        self._watched = (self.event,) if isinstance(self.event, str) else tuple(self.event)
+        if not self._watched:
+            raise ValueError("event must name at least one TrainerCallback event, such as 'on_step_end'.")
+        for event in self._watched:
+            _check_event(event)
+            setattr(self, event, functools.partial(self._snapshot, event))
 
-    def _snapshot(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+    def _snapshot(self, event: str, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         missing = [name for name in self.fields if not hasattr(state, name)]
         if missing:
             raise AttributeError(f"TrainerState has no field(s) {missing}; this version has {sorted(vars(state))}.")
@@ -189,12 +231,15 @@ class StateRecorder(TrainerCallback):
             value = getattr(state, name)
             snapshot[name] = len(value) if isinstance(value, (list, dict)) else value
         self.snapshots.append(snapshot)
+        self.events.append(event)
 
-    def series(self, name: str) -> list[Any]:
-        """The values of one field over the snapshots."""
+    def series(self, name: str, event: str | None = None) -> list[Any]:
+        """The values of one field over the snapshots, or over those taken at ``event`` only."""
         if name not in self.fields:
             raise KeyError(f"{name!r} was not recorded; the recorder keeps {self.fields}.")
-        return [snapshot[name] for snapshot in self.snapshots]
+        if event is not None and event not in self._watched:
+            raise ValueError(f"{event!r} is not watched by this recorder; it watches {self._watched}.")
+        return [snapshot[name] for snapshot, seen in zip(self.snapshots, self.events) if event in (None, seen)]
 
 
 @dataclass

@@ -8,8 +8,12 @@
   clipping (``max_grad_norm``), so the norms recorded are those the optimizer is about to use.
 * :class:`SeedStyleGradientPrinter` is the 2021 blog posts' approach kept as a baseline: one ``.mean()`` and one
   printed line per parameter, every step.
-* :func:`monitoring_overhead` times a plain Trainer against both, interleaved in one run, and returns ratios.
-  The lessons and ``tools/bench.py`` both call it, so the measurement lives in one place.
+* :func:`monitoring_overhead` times a plain Trainer against both, interleaved in one run, and returns ratios;
+  :func:`monitor_call_seconds` times the monitors' own work alone, without the training step around it.
+* :class:`GradientNormTrainer` does the recorder's work in a ``training_step`` override, and
+  :func:`subclass_vs_callback` times that against the callback, in one run.
+  The lesson and ``tools/bench.py`` call these, and they time with ``helpers.performance``, so the measurement
+  lives in one place.
 """
 
 from __future__ import annotations
@@ -22,20 +26,23 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import torch
-from transformers import TrainerCallback
+from transformers import Trainer, TrainerCallback
 
-from helpers.performance import default_clock, medians, ratios, timed_train
+from helpers.performance import CLOCKS, compare_step_times, default_clock, interleaved, medians, ratios
 
 _NUMBERED = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 
 __all__ = [
     "GradientNormRecorder",
+    "GradientNormTrainer",
     "SeedStyleGradientPrinter",
     "direct_group_norms",
     "group_gradient_norms",
     "layer_group",
+    "monitor_call_seconds",
     "monitoring_overhead",
     "parameter_groups",
+    "subclass_vs_callback",
 ]
 
 
@@ -205,7 +212,7 @@ def _default_monitors(every: int) -> dict[str, Callable[[], list[TrainerCallback
     return {
         "plain": lambda: [],
         "efficient": lambda: [GradientNormRecorder(every=every)],
-        "seed_style": lambda: [SeedStyleGradientPrinter(stream=io.StringIO())],
+        "printer": lambda: [SeedStyleGradientPrinter(stream=io.StringIO())],
     }
 
 
@@ -227,17 +234,13 @@ def monitoring_overhead(
         repeats: rounds; each round trains once per monitor, in turn, so drift on a shared machine hits all alike.
         every: ``GradientNormRecorder(every=...)`` for the default "efficient" monitor.
         monitors: name -> factory of the callbacks to add; the default compares ``plain``, ``efficient``
-            (:class:`GradientNormRecorder`) and ``seed_style`` (:class:`SeedStyleGradientPrinter` into a StringIO).
+            (:class:`GradientNormRecorder`) and ``printer`` (:class:`SeedStyleGradientPrinter` into a StringIO).
         warmup_steps: steps dropped from the front of each run.
-        clock: ``"cpu"`` or ``"wall"`` (see ``helpers.performance.StepTimer``); ``None`` uses
-            ``helpers.performance.default_clock``: ``"wall"`` on a CUDA GPU, where the work runs on the device, and
-            ``"cpu"`` otherwise. With the CPU clock torch runs on one thread for the
-            measurement (and is restored after): idle OpenMP worker threads spin between small operations and bill
-            that spinning as CPU time, which swamps the few milliseconds a monitor costs.
+        clock: ``"cpu"`` or ``"wall"``; see :func:`helpers.performance.compare_step_times`, which does the timing.
 
     Returns:
         ``{"step_seconds": {name: median seconds per step}, "ratio": {name: median / plain median},
-        "steps_timed": {name: count}, "repeats": repeats, "clock": clock}``.
+        "steps_timed": {name: count}, "repeats": repeats, "clock": clock, "threads": threads}``.
     """
     if not isinstance(steps, int) or steps <= warmup_steps:
         raise ValueError(f"steps must be an int larger than warmup_steps={warmup_steps}, got {steps!r}.")
@@ -246,34 +249,117 @@ def monitoring_overhead(
     monitors = monitors if monitors is not None else _default_monitors(every)
     if "plain" not in monitors:
         raise ValueError("monitors must include a 'plain' entry (the baseline the ratios are taken against).")
-    clock = clock if clock is not None else default_clock()
-    timed: dict[str, list[float]] = {name: [] for name in monitors}
+    variants = {name: (lambda factory=factory: make_trainer(factory())) for name, factory in monitors.items()}
+    return compare_step_times(variants, steps, rounds=repeats, baseline="plain", warmup_steps=warmup_steps, clock=clock)
+
+
+class GradientNormTrainer(Trainer):
+    """The same per-step work as :class:`GradientNormRecorder`, done by a ``training_step`` override instead.
+
+    After the default step's backward pass of the last micro-batch of each optimizer step (when
+    ``accelerator.sync_gradients`` is true), it computes the per-group norms with :func:`group_gradient_norms`
+    and appends them to ``self.gradient_norms``. It reads the gradients *before* clipping (the Trainer clips
+    after ``training_step``), where the callback reads them after. Used to time subclass against callback.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gradient_norms: list[dict[str, float]] = []
+        self._norm_groups: dict[str, list[torch.nn.Parameter]] | None = None
+
+    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if self.accelerator.sync_gradients:
+            if self._norm_groups is None:
+                self._norm_groups = parameter_groups(self.model)
+            self.gradient_norms.append(group_gradient_norms(self._norm_groups))
+        return loss
+
+
+def subclass_vs_callback(
+    make_trainer: Callable[[type, list[TrainerCallback]], Any],
+    steps: int,
+    repeats: int = 3,
+    warmup_steps: int = 1,
+    clock: str | None = None,
+) -> dict[str, Any]:
+    """Per-group gradient norms every step, in a callback and in a ``training_step`` override: step times compared.
+
+    Three variants, interleaved (:func:`helpers.performance.compare_step_times`): ``plain`` (a ``Trainer``),
+    ``callback`` (a ``Trainer`` with :class:`GradientNormRecorder`) and ``subclass`` (:class:`GradientNormTrainer`).
+
+    Args:
+        make_trainer: ``make_trainer(trainer_class, callbacks) -> Trainer`` on the same model, data and arguments
+            every call.
+        steps, repeats, warmup_steps, clock: as in :func:`monitoring_overhead`.
+
+    Returns:
+        :func:`helpers.performance.compare_step_times`'s result, plus ``"subclass_over_callback"``: the subclass's
+        median step time divided by the callback's (below 1: the subclass is faster).
+    """
+    from transformers import Trainer as PlainTrainer
+
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a positive int, got {repeats!r}.")
+    variants = {
+        "plain": lambda: make_trainer(PlainTrainer, []),
+        "callback": lambda: make_trainer(PlainTrainer, [GradientNormRecorder(every=1)]),
+        "subclass": lambda: make_trainer(GradientNormTrainer, []),
+    }
+    result = compare_step_times(
+        variants, steps, rounds=repeats, baseline="plain", warmup_steps=warmup_steps, clock=clock
+    )
+    seconds = result["step_seconds"]
+    result["subclass_over_callback"] = seconds["subclass"] / seconds["callback"]
+    return result
+
+
+def monitor_call_seconds(model: torch.nn.Module, rounds: int = 20, calls: int = 5) -> dict[str, Any]:
+    """The per-step work of each monitor alone, on the gradients ``model`` holds now: seconds per call.
+
+    Times :func:`group_gradient_norms` (the recorder's work) and :class:`SeedStyleGradientPrinter`'s loop into a
+    ``StringIO`` (the seeds' work), ``calls`` calls at a time, interleaved over ``rounds`` rounds
+    (:func:`helpers.performance.interleaved`), on this process's CPU clock with torch on one thread, or on the
+    wall clock after synchronising on a CUDA GPU. A training step's own time is not in these figures.
+
+    Returns:
+        ``{"call_seconds": {"recorder": s, "printer": s}, "ratio": {... / recorder}, "tensors": count,
+        "clock": clock}``.
+
+    Raises:
+        ValueError: no parameter of ``model`` has a gradient (run a backward pass first).
+    """
+    if not isinstance(rounds, int) or rounds < 1 or not isinstance(calls, int) or calls < 1:
+        raise ValueError(f"rounds and calls must be positive ints, got {rounds!r} and {calls!r}.")
+    groups = parameter_groups(model)
+    tensors = sum(1 for params in groups.values() for p in params if p.grad is not None)
+    if not tensors:
+        raise ValueError("no parameter has a gradient: run a backward pass (loss.backward()) on the model first.")
+    clock = default_clock()
+    read = CLOCKS[clock]
+    synchronize = torch.cuda.synchronize if clock == "wall" and torch.cuda.is_available() else (lambda: None)
+    printer = SeedStyleGradientPrinter(stream=io.StringIO())
+    work = {
+        "recorder": lambda: group_gradient_norms(groups),
+        "printer": lambda: printer.on_pre_optimizer_step(None, None, None, model=model),
+    }
+
+    def timed(name: str) -> float:
+        synchronize()
+        started = read()
+        for _ in range(calls):
+            work[name]()
+        synchronize()
+        return (read() - started) / calls
+
     threads = torch.get_num_threads()
     if clock == "cpu":
         torch.set_num_threads(1)
     try:
-        for _ in range(repeats):
-            for name, factory in monitors.items():
-                trainer = make_trainer(factory())
-                trainer.args.max_steps = steps
-                seconds = timed_train(trainer, clock)
-                if len(seconds) < steps:
-                    raise RuntimeError(
-                        f"the '{name}' run took {len(seconds)} steps, not {steps}: give "
-                        "make_trainer enough training data for that many steps."
-                    )
-                timed[name].extend(seconds[warmup_steps:])
+        seconds = medians(interleaved({name: (lambda name=name: timed(name)) for name in work}, rounds=rounds))
     finally:
         torch.set_num_threads(threads)
-    step_medians = medians(timed)
-    return {
-        "step_seconds": step_medians,
-        "ratio": ratios(step_medians, "plain"),
-        "steps_timed": {name: len(values) for name, values in timed.items()},
-        "repeats": repeats,
-        "clock": clock,
-        "threads": 1 if clock == "cpu" else threads,
-    }
+    return {"call_seconds": seconds, "ratio": ratios(seconds, "recorder"), "tensors": tensors, "clock": clock}
 
 
 def direct_group_norms(model: torch.nn.Module, group_by: Callable[[str], str] = layer_group) -> dict[str, float]:

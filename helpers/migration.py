@@ -1,8 +1,8 @@
 """The fate of every ``TrainingArguments`` parameter of transformers 4.8.2 in the installed 5.x, as data.
 
-:data:`TRAINING_ARGUMENTS_4_8_2` maps each of the 64 parameters in the 4.8.2 signature (the one seed 002
-lists) to a :class:`Fate`: ``kept`` (same name), ``renamed`` (the same setting under a new name, value
-unchanged) or ``removed`` (what replaces it, if anything). :func:`check_fates` compares the table with
+:data:`TRAINING_ARGUMENTS_4_8_2` maps each of the 64 parameters in the 4.8.2 signature (the one the
+Convenient-Trainer guide lists) to a :class:`Fate`: ``kept`` (same name), ``renamed`` (the same setting under a
+new name, value unchanged) or ``removed`` (what replaces it, if anything). :func:`check_fates` compares the table with
 ``dataclasses.fields(TrainingArguments)`` of the installed version, so an upgrade that adds back, renames or
 drops one of them makes the tests fail. :func:`port_kwargs` applies the table to old keyword arguments.
 """
@@ -51,7 +51,7 @@ def _kept(note: str = "") -> Fate:
     return Fate(KEPT, note=note)
 
 
-# The 4.8.2 signature, in the order seed 002 prints it.
+# The 4.8.2 signature, in the order the Convenient-Trainer guide (a source of the course) prints it.
 TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "output_dir": _kept("now optional, defaults to 'trainer_output'"),
     "overwrite_output_dir": Fate(

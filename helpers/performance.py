@@ -1,12 +1,14 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
-Shared by lesson 09 and ``tools/bench.py``. What the lesson teaches (which switch to flip, and why) stays in
-the notebook; this module only measures, and measures the same way everywhere:
+Shared by lesson 09, lesson 08 (through ``helpers.gradients``) and ``tools/bench.py``. What the lesson teaches
+(which switch to flip, and why) stays in the notebook; this module only measures, the same way everywhere:
 
 * :func:`timed_train` times each optimizer step of a real ``Trainer`` run with :class:`StepTimer`
   (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
 * :func:`interleaved` runs several variants in rotating order, round after round, so that a machine that gets
   busier or quieter during the run slows every variant alike; compare the medians it returns.
+* :func:`compare_step_times` puts the two together for Trainers: median seconds per optimizer step of several
+  variants (a plain Trainer, one with a callback, a subclass...), interleaved, as ratios to a baseline.
 * :func:`padding_report` gives the padded-token fraction of whole dataloaders (via ``helpers.data.padding_stats``).
 * :func:`saved_tensor_bytes` counts the bytes autograd keeps for the backward pass (works on any device), and
   :func:`cuda_peak_mib` reads the CUDA allocator's peak (GPU only).
@@ -132,6 +134,75 @@ def ratios(figures: Mapping[str, float], baseline: str) -> dict[str, float]:
     if figures[baseline] == 0:
         raise PerformanceError(f"baseline {baseline!r} measured 0; a ratio to it is undefined.")
     return {name: value / figures[baseline] for name, value in figures.items()}
+
+
+def compare_step_times(
+    variants: Mapping[str, Callable[[], Any]],
+    steps: int,
+    rounds: int = 3,
+    baseline: str = "plain",
+    warmup_steps: int = 1,
+    clock: str | None = None,
+) -> dict[str, Any]:
+    """Median seconds per optimizer step of several Trainers, each built fresh and trained in turn, interleaved.
+
+    Every round builds and trains each variant once (:func:`interleaved` rotates the order, :func:`timed_train`
+    times each step); the step times of all rounds are pooled and their medians compared (:func:`medians`,
+    :func:`ratios`).
+
+    Args:
+        variants: ``name -> factory`` of a new ``Trainer`` (the same model, data and arguments every call, so
+            the variants differ only in what is being compared). Each is trained for ``steps`` optimizer steps.
+        steps: optimizer steps per run; the first ``warmup_steps`` of each run are not counted.
+        rounds: how many times each variant is trained.
+        baseline: the variant the ratios are taken against.
+        clock: ``"cpu"`` or ``"wall"``; ``None`` uses :func:`default_clock`. With the CPU clock torch runs on one
+            thread during the measurement (restored after): idle OpenMP worker threads spin between small
+            operations and bill that spinning as CPU time, which swamps differences of a few milliseconds.
+
+    Returns:
+        ``{"step_seconds": {name: median}, "ratio": {name: median / baseline median},
+        "steps_timed": {name: count}, "repeats": rounds, "clock": clock, "threads": threads used}``.
+    """
+    import torch
+
+    if not isinstance(warmup_steps, int) or warmup_steps < 0:
+        raise PerformanceError(f"warmup_steps must be an int >= 0, got {warmup_steps!r}.")
+    if not isinstance(steps, int) or steps <= warmup_steps:
+        raise PerformanceError(f"steps must be an int larger than warmup_steps={warmup_steps}, got {steps!r}.")
+    if baseline not in variants:
+        raise PerformanceError(f"baseline {baseline!r} is not among the variants {sorted(variants)}.")
+    clock = clock if clock is not None else default_clock()
+    timed: dict[str, list[float]] = {name: [] for name in variants}
+
+    def run(name: str) -> float:
+        trainer = variants[name]()
+        trainer.args.max_steps = steps
+        seconds = timed_train(trainer, clock)
+        if len(seconds) < steps:
+            raise PerformanceError(
+                f"the {name!r} run took {len(seconds)} steps, not {steps}: give the Trainer enough training data "
+                "for that many steps."
+            )
+        timed[name].extend(seconds[warmup_steps:])
+        return sum(seconds)
+
+    threads = torch.get_num_threads()
+    if clock == "cpu":
+        torch.set_num_threads(1)
+    try:
+        interleaved({name: (lambda name=name: run(name)) for name in variants}, rounds=rounds)
+    finally:
+        torch.set_num_threads(threads)
+    step_medians = medians(timed)
+    return {
+        "step_seconds": step_medians,
+        "ratio": ratios(step_medians, baseline),
+        "steps_timed": {name: len(values) for name, values in timed.items()},
+        "repeats": rounds,
+        "clock": clock,
+        "threads": 1 if clock == "cpu" else threads,
+    }
 
 
 def padding_report(dataloaders: Mapping[str, Iterable[Any]]) -> dict[str, dict[str, float]]:
@@ -283,6 +354,8 @@ def measurement_trainer(
     batch_size: int,
     collator: Any = None,
     callbacks: list[Any] | None = None,
+    *,
+    trainer_class: Any = None,
     **overrides: Any,
 ) -> Any:
     """A quiet Trainer for timing: one epoch, no saving, no logging, no printed summary, seeded.
@@ -293,6 +366,7 @@ def measurement_trainer(
         batch_size: ``per_device_train_batch_size`` (an override may change it).
         collator: the data collator; ``DataCollatorWithPadding(tokenizer)`` (dynamic padding) by default.
         callbacks: extra callbacks.
+        trainer_class: a ``Trainer`` subclass to build instead of ``Trainer`` (for comparing an override).
         overrides: any ``TrainingArguments`` keyword (``max_steps``, ``train_sampling_strategy``, ``bf16``, ...).
     """
     import torch
@@ -313,7 +387,10 @@ def measurement_trainer(
         use_cpu=not (torch.cuda.is_available() or torch.backends.mps.is_available()),
     )
     settings.update(overrides)
-    trainer = Trainer(
+    trainer_class = Trainer if trainer_class is None else trainer_class
+    if not (isinstance(trainer_class, type) and issubclass(trainer_class, Trainer)):
+        raise PerformanceError(f"trainer_class must be Trainer or a subclass of it, got {trainer_class!r}.")
+    trainer = trainer_class(
         model=model,
         args=TrainingArguments(**settings),
         train_dataset=train_set,

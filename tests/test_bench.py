@@ -32,8 +32,8 @@ FAKE = {
         },
     },
     "gradient_monitoring": {
-        "step_seconds": {"plain": 0.1, "efficient": 0.11, "seed_style": 0.3},
-        "ratio": {"plain": 1.0, "efficient": 1.1, "seed_style": 3.0},
+        "step_seconds": {"plain": 0.1, "efficient": 0.11, "printer": 0.3},
+        "ratio": {"plain": 1.0, "efficient": 1.1, "printer": 3.0},
         "clock": "cpu",
     },
     "callbacks": {
@@ -41,17 +41,30 @@ FAKE = {
         "ratio": {"plain": 1.0, "recording callbacks": 1.0},
         "clock": "cpu",
     },
+    "subclass_vs_callback": {
+        "step_seconds": {"plain": 0.1, "callback": 0.102, "subclass": 0.101},
+        "ratio": {"plain": 1.0, "callback": 1.02, "subclass": 1.01},
+        "subclass_over_callback": 0.101 / 0.102,
+        "clock": "cpu",
+    },
 }
 
 
 def test_rows_cover_every_measurement() -> None:
     rows = bench.table_rows(FAKE)
-    assert len(rows) == 2 * 2 + 3 + 2
-    assert {row["measurement"] for row in rows} == {"padding", "gradient monitoring", "callback overhead"}
+    assert len(rows) == 2 * 2 + 3 + 2 + 3 + 1
+    assert {row["measurement"] for row in rows} == {
+        "padding",
+        "gradient monitoring",
+        "callback overhead",
+        "subclass vs callback",
+    }
+    ratio_row = next(row for row in rows if row["variant"] == "subclass / callback")
+    assert ratio_row["ratio"] == FAKE["subclass_vs_callback"]["subclass_over_callback"]
     assert all(set(row) == set(bench.COLUMNS) for row in rows)
-    seed_row = next(row for row in rows if row["variant"] == "seed_style")
+    seed_row = next(row for row in rows if row["variant"] == "printer")
     assert seed_row["ratio"] == 3.0 and "cpu" in seed_row["figure"]
-    assert "seed_style" in format_table(rows, bench.COLUMNS)
+    assert "printer" in format_table(rows, bench.COLUMNS)
 
 
 def test_rows_refuse_incomplete_results() -> None:
@@ -63,3 +76,11 @@ def test_results_are_written_as_json(tmp_path: Path) -> None:
     path = bench.write_results(FAKE, tmp_path / "results")
     assert path.parent == tmp_path / "results" and path.suffix == ".json"
     assert json.loads(path.read_text()) == FAKE
+
+
+def test_goal_check_is_strict_at_1_10() -> None:
+    met, line = bench.goal_check(FAKE)  # 1.1 exactly: met
+    assert met and "met" in line and "1.10x" in line
+    slower = {**FAKE, "gradient_monitoring": {**FAKE["gradient_monitoring"], "ratio": {"efficient": 1.101}}}
+    met, line = bench.goal_check(slower)
+    assert not met and "MISSED" in line

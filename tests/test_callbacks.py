@@ -17,6 +17,7 @@ from helpers.callbacks import (
     callback_event_names,
     flag_effect,
     run_actions,
+    unknown_event_methods,
 )
 
 
@@ -91,12 +92,27 @@ def test_log_state_and_lr_recorders(tmp_path) -> None:
     trainer = _train(tmp_path, [logs, state, lrs], learning_rate=0.1)
     assert len(logs.with_key("loss")) == 4 and len(logs.with_key("eval_loss")) == 2
     assert state.series("global_step") == [1, 2, 3, 4] and state.series("max_steps") == [4] * 4
+    assert state.events == ["on_step_end"] * 4
     assert state.series("log_history")[-1] <= len(trainer.state.log_history)
     assert lrs.steps == [0, 1, 2, 3] and lrs.lrs[0] == pytest.approx(0.1)
     with pytest.raises(KeyError, match="not recorded"):
         state.series("banana")
     with pytest.raises(ValueError, match="not a TrainerCallback event"):
         StateRecorder(event="on_banana")
+    with pytest.raises(ValueError, match="at least one"):
+        StateRecorder(event=())
+
+
+def test_state_recorder_watches_several_events(tmp_path) -> None:
+    state = StateRecorder(event=("on_init_end", "on_train_begin", "on_step_end"))
+    _train(tmp_path, [state], eval_strategy="no")
+    assert state.events == ["on_init_end", "on_train_begin"] + ["on_step_end"] * 4
+    assert state.series("max_steps", event="on_init_end") == [0]
+    assert state.series("max_steps", event="on_train_begin") == [4]
+    assert state.series("global_step", event="on_step_end") == [1, 2, 3, 4]
+    assert state.series("global_step") == [0, 0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="not watched"):
+        state.series("global_step", event="on_log")
 
 
 def test_flag_probe_and_effects(tmp_path) -> None:
@@ -119,3 +135,55 @@ def test_flag_probe_and_effects(tmp_path) -> None:
 def test_run_actions_needs_a_run() -> None:
     with pytest.raises(ValueError, match="no on_epoch_end"):
         run_actions([], EventRecorder())
+
+
+class _Misspelled(TrainerCallback):
+    """One real event and two misspelled ones; each counts its calls."""
+
+    def __init__(self) -> None:
+        self.calls = {"on_epoch_end": 0, "on_epoch_ended": 0, "on_step_ends": 0}
+
+    def on_epoch_end(self, args, state, control, **kwargs) -> None:
+        self.calls["on_epoch_end"] += 1
+
+    def on_epoch_ended(self, args, state, control, **kwargs) -> None:
+        self.calls["on_epoch_ended"] += 1
+
+    def on_step_ends(self, args, state, control, **kwargs) -> None:
+        self.calls["on_step_ends"] += 1
+
+
+def test_a_misspelled_event_never_fires_and_the_helper_names_it(tmp_path) -> None:
+    callback = _Misspelled()
+    _train(tmp_path, [callback], eval_strategy="no")
+    assert callback.calls == {"on_epoch_end": 2, "on_epoch_ended": 0, "on_step_ends": 0}
+    expected = {"on_epoch_ended": "on_epoch_end", "on_step_ends": "on_step_end"}
+    assert unknown_event_methods(_Misspelled) == expected and unknown_event_methods(callback) == expected
+
+
+def test_unknown_event_methods_edge_cases() -> None:
+    assert unknown_event_methods(EventRecorder()) == {} and unknown_event_methods(TrainerCallback) == {}
+    probe = FlagProbe("on_step_end", "should_log")  # sets its event method on the instance
+    assert unknown_event_methods(probe) == {}
+
+    class Odd(TrainerCallback):
+        on_gpu = True  # not a method: ignored
+
+        def on_gpu_ready(self, args, state, control, **kwargs) -> None:
+            pass
+
+    odd = Odd()
+    odd.on_trian_begin = lambda args, state, control, **kwargs: None  # set on the instance only
+    assert unknown_event_methods(Odd) == {"on_gpu_ready": None}
+    assert unknown_event_methods(odd) == {"on_gpu_ready": None, "on_trian_begin": "on_train_begin"}
+    assert unknown_event_methods(Odd, cutoff=0.5)["on_gpu_ready"] in callback_event_names()
+
+
+def test_unknown_event_methods_rejects_what_is_not_a_callback() -> None:
+    class NotACallback:
+        def on_epoch_end(self, args, state, control, **kwargs) -> None:
+            pass
+
+    for bad in (NotACallback, NotACallback(), "on_epoch_end"):
+        with pytest.raises(TypeError, match="inherit from transformers.TrainerCallback"):
+            unknown_event_methods(bad)

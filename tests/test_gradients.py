@@ -97,10 +97,11 @@ def test_bad_arguments_raise_clear_errors() -> None:
         monitoring_overhead(lambda callbacks: None, steps=1)
 
 
-def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: int = 4):  # type: ignore[no-untyped-def]
+def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: int = 4, trainer_class=None):  # type: ignore[no-untyped-def]
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
+    trainer_class = trainer_class or Trainer
     torch.manual_seed(0)
     rows = [{"input_ids": [i % 50, (3 * i) % 50, 7], "labels": i % 2} for i in range(64)]
     args = TrainingArguments(
@@ -116,7 +117,7 @@ def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: 
         seed=0,
         disable_tqdm=True,
     )
-    return Trainer(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
+    return trainer_class(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
 
 
 def test_recorder_in_a_trainer_sees_clipped_gradients(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -153,7 +154,55 @@ def test_seed_style_printer_prints_one_line_per_parameter(tmp_path) -> None:  # 
 
 def test_monitoring_overhead_returns_ratios(tmp_path) -> None:  # type: ignore[no-untyped-def]
     result = monitoring_overhead(lambda callbacks: _tiny_trainer(callbacks, tmp_path, steps=3), steps=3, repeats=1)
-    assert set(result["ratio"]) == {"plain", "efficient", "seed_style"}
+    assert set(result["ratio"]) == {"plain", "efficient", "printer"}
     assert result["ratio"]["plain"] == 1.0
     assert all(value > 0 for value in result["step_seconds"].values())
-    assert result["steps_timed"] == {"plain": 2, "efficient": 2, "seed_style": 2}
+    assert result["steps_timed"] == {"plain": 2, "efficient": 2, "printer": 2}
+
+
+def test_subclass_records_the_same_norms_as_the_callback_before_clipping(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from helpers.gradients import GradientNormTrainer
+
+    recorder = GradientNormRecorder()
+    _tiny_trainer([recorder], tmp_path, max_grad_norm=0.0, steps=3).train()  # no clipping: before = after
+    subclass = _tiny_trainer([], tmp_path, max_grad_norm=0.0, steps=3, trainer_class=GradientNormTrainer)
+    subclass.train()
+    assert len(subclass.gradient_norms) == 3
+    for step, norms in enumerate(subclass.gradient_norms):
+        assert list(norms) == list(recorder.norms)
+        for group, value in norms.items():
+            assert value == pytest.approx(recorder.norms[group][step], rel=1e-4)
+
+
+def test_subclass_vs_callback_returns_the_ratio(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from helpers.gradients import subclass_vs_callback
+
+    built = []
+
+    def make(trainer_class, callbacks):  # type: ignore[no-untyped-def]
+        trainer = _tiny_trainer(callbacks, tmp_path, steps=3, trainer_class=trainer_class)
+        built.append((type(trainer).__name__, [type(c).__name__ for c in callbacks]))
+        return trainer
+
+    result = subclass_vs_callback(make, steps=3, repeats=1)
+    assert sorted(built) == [("GradientNormTrainer", []), ("Trainer", []), ("Trainer", ["GradientNormRecorder"])]
+    assert set(result["ratio"]) == {"plain", "callback", "subclass"}
+    assert result["subclass_over_callback"] == pytest.approx(
+        result["step_seconds"]["subclass"] / result["step_seconds"]["callback"]
+    )
+    with pytest.raises(ValueError, match="positive int"):
+        subclass_vs_callback(make, steps=3, repeats=0)
+
+
+def test_monitor_call_seconds_times_both_monitors() -> None:
+    from helpers.gradients import monitor_call_seconds
+
+    model = _model_with_grads()
+    result = monitor_call_seconds(model, rounds=3, calls=2)
+    assert set(result["call_seconds"]) == {"recorder", "printer"}
+    assert result["ratio"]["recorder"] == 1.0 and result["tensors"] == len(list(model.parameters()))
+    assert all(value > 0 for value in result["call_seconds"].values())
+    with pytest.raises(ValueError, match="backward"):
+        monitor_call_seconds(TinyClassifier())
+    with pytest.raises(ValueError, match="positive ints"):
+        monitor_call_seconds(model, rounds=0)

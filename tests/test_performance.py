@@ -7,6 +7,7 @@ import torch
 
 from helpers.performance import (
     PerformanceError,
+    compare_step_times,
     cuda_peak_mib,
     format_table,
     interleaved,
@@ -116,3 +117,46 @@ def test_measurement_trainer_and_compare_padding_refuse_bad_input() -> None:
         measurement_trainer(torch.nn.Linear(2, 2), None, [], "unused", 0)
     with pytest.raises(PerformanceError, match="baseline"):
         compare_padding({"dynamic": object()}, baseline="max_length")
+
+
+def test_compare_step_times_refuses_bad_input_before_training() -> None:
+    never = {"plain": lambda: pytest.fail("must not build a Trainer")}
+    with pytest.raises(PerformanceError, match="larger than warmup_steps"):
+        compare_step_times(never, steps=1)
+    with pytest.raises(PerformanceError, match="baseline"):
+        compare_step_times(never, steps=3, baseline="other")
+    with pytest.raises(PerformanceError, match="warmup_steps"):
+        compare_step_times(never, steps=3, warmup_steps=-1)
+
+
+def test_compare_step_times_pools_steps_and_takes_ratios(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from datasets import Dataset
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    class Slow(TrainerCallback):
+        def on_pre_optimizer_step(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            sum(i * i for i in range(200_000))  # CPU work inside the timed step
+
+    def build(callbacks: list) -> Trainer:
+        torch.manual_seed(0)
+        args = TrainingArguments(
+            output_dir=str(tmp_path), per_device_train_batch_size=4, max_steps=99, report_to="none",
+            save_strategy="no", use_cpu=True, disable_tqdm=True, logging_strategy="no",
+        )  # fmt: skip
+        rows = Dataset.from_dict({"x": [[1.0, 2.0]] * 32, "labels": [0, 1] * 16})
+        return Trainer(model=_Linear(), args=args, train_dataset=rows, callbacks=callbacks)
+
+    result = compare_step_times({"plain": lambda: build([]), "slow": lambda: build([Slow()])}, steps=3, rounds=2)
+    assert result["steps_timed"] == {"plain": 4, "slow": 4}  # 2 rounds x (3 steps - 1 warm-up)
+    assert result["ratio"]["plain"] == 1.0 and result["ratio"]["slow"] > 1.0
+    assert result["clock"] in {"cpu", "wall"}
+
+
+class _Linear(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        logits = self.linear(x)
+        return {"loss": torch.nn.functional.cross_entropy(logits, labels), "logits": logits}

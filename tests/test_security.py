@@ -14,7 +14,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_SKIP_PARTS = {".venv", ".venv-latest", "runs", "data", "__pycache__", ".git", "participant_copies", "src"}
+_SKIP_PARTS = {
+    ".venv",
+    ".venv-latest",
+    "runs",
+    "data",
+    "__pycache__",
+    ".git",
+    "participant_copies",
+    "src",
+    "_build",
+    ".venv-colab",
+    ".ruff_cache",
+}
 
 # Token shapes: Hugging Face, AWS access keys, GitHub, OpenAI-style, Slack, and private key blocks.
 TOKEN_PATTERNS = {

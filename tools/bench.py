@@ -6,6 +6,12 @@
    print-every-parameter callback (``helpers.gradients.monitoring_overhead``).
 3. Callback overhead: a plain Trainer against one with the course's recording callbacks
    (``helpers.callbacks.EventRecorder`` and ``AppliedLRRecorder``), with the same function.
+4. Subclass against callback (lesson 08, the Long customisation post's section 4.3): the same per-step work
+   (per-layer gradient norms) in a ``training_step`` override and in a callback
+   (``helpers.gradients.subclass_vs_callback``), as a ratio.
+
+The course's goal for the gradient recorder is at most ``GOAL_RECORDER_RATIO`` (1.10x) a plain step; the bench
+checks it strictly and exits with status 1 when this run missed it (rerun on a quiet machine before concluding).
 
 It prints a table and writes the figures as JSON under ``bench/results/`` (gitignored). It is not a test: the
 figures depend on the machine and on what else runs on it. Variants are interleaved and medians compared.
@@ -26,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 COLUMNS = ["measurement", "variant", "figure", "value", "ratio"]
+GOAL_RECORDER_RATIO = 1.10
 
 
 def measure(
@@ -37,7 +44,7 @@ def measure(
     import helpers
     from helpers.callbacks import AppliedLRRecorder, EventRecorder
     from helpers.data import load_reviews, select_examples, tokenize_reviews
-    from helpers.gradients import monitoring_overhead
+    from helpers.gradients import monitoring_overhead, subclass_vs_callback
     from helpers.performance import compare_padding, default_clock, measurement_trainer, padding_strategies
 
     helpers.setup_notebook(seed=0)
@@ -48,10 +55,13 @@ def measure(
     train_set = tokenize_reviews(select_examples(load_reviews()["train"], examples), tokenizer, max_length)
     output_dir = helpers.run_dir("bench")
 
-    def make_trainer(collator: Any = None, callbacks: list[Any] | None = None, **overrides: Any) -> Any:
+    def make_trainer(
+        collator: Any = None, callbacks: list[Any] | None = None, trainer_class: Any = None, **overrides: Any
+    ) -> Any:
         return measurement_trainer(
-            model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, **overrides
-        )
+            model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, trainer_class=trainer_class,
+            **overrides,
+        )  # fmt: skip
 
     strategies = padding_strategies(tokenizer, max_length)
     padding = compare_padding(
@@ -64,6 +74,13 @@ def measure(
         steps=steps,
         repeats=repeats,
         monitors={"plain": lambda: [], "recording callbacks": lambda: [EventRecorder(), AppliedLRRecorder()]},
+    )
+    subclass = subclass_vs_callback(
+        lambda trainer_class, callbacks: make_trainer(
+            callbacks=callbacks, trainer_class=trainer_class, max_steps=steps
+        ),
+        steps=steps,
+        repeats=repeats,
     )
     return {
         "settings": {
@@ -85,12 +102,13 @@ def measure(
         "padding": padding,
         "gradient_monitoring": gradients,
         "callbacks": callbacks,
+        "subclass_vs_callback": subclass,
     }
 
 
 def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     """Flatten the results into rows of ``COLUMNS`` for printing."""
-    for key in ("padding", "gradient_monitoring", "callbacks"):
+    for key in ("padding", "gradient_monitoring", "callbacks", "subclass_vs_callback"):
         if key not in results:
             raise KeyError(f"results lack {key!r}; pass what measure() returned.")
     rows: list[dict[str, Any]] = []
@@ -113,7 +131,11 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "ratio": figures["time_ratio"],
             }
         )
-    for key, label in (("gradient_monitoring", "gradient monitoring"), ("callbacks", "callback overhead")):
+    for key, label in (
+        ("gradient_monitoring", "gradient monitoring"),
+        ("callbacks", "callback overhead"),
+        ("subclass_vs_callback", "subclass vs callback"),
+    ):
         measured = results[key]
         for name, seconds in measured["step_seconds"].items():
             rows.append(
@@ -125,7 +147,23 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                     "ratio": measured["ratio"][name],
                 }
             )
+    rows.append(
+        {
+            "measurement": "subclass vs callback",
+            "variant": "subclass / callback",
+            "figure": "step time ratio",
+            "value": None,
+            "ratio": results["subclass_vs_callback"]["subclass_over_callback"],
+        }
+    )
     return rows
+
+
+def goal_check(results: dict[str, Any], goal: float = GOAL_RECORDER_RATIO) -> tuple[bool, str]:
+    """Whether the gradient recorder met the goal (its step-time ratio to plain at most ``goal``), and a line."""
+    ratio = results["gradient_monitoring"]["ratio"]["efficient"]
+    met = ratio <= goal
+    return met, f"gradient recorder: {ratio:.3f}x a plain step, goal <= {goal:.2f}x: {'met' if met else 'MISSED'}"
 
 
 def write_results(results: dict[str, Any], folder: Path = RESULTS) -> Path:
@@ -151,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     results = measure(options.layers, options.examples, options.steps, options.repeats)
     results["wall_seconds"] = time.perf_counter() - started
     print(format_table(table_rows(results), COLUMNS))
+    met, line = goal_check(results)
+    print(line)
     print(f"written to {write_results(results, options.out)} ({results['wall_seconds']:.0f} s)")
-    return 0
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
