@@ -370,7 +370,9 @@ def measurement_trainer(
         overrides: any ``TrainingArguments`` keyword (``max_steps``, ``train_sampling_strategy``, ``bf16``, ...).
     """
     import torch
-    from transformers import DataCollatorWithPadding, PrinterCallback, Trainer, TrainingArguments
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+
+    from helpers.trainers import quiet
 
     if not isinstance(batch_size, int) or batch_size < 1:
         raise PerformanceError(f"batch_size must be a positive int, got {batch_size!r}.")
@@ -397,5 +399,4 @@ def measurement_trainer(
         data_collator=collator or DataCollatorWithPadding(tokenizer),
         callbacks=callbacks,
     )
-    trainer.remove_callback(PrinterCallback)  # with disable_tqdm it would print every run's summary
-    return trainer
+    return quiet(trainer)  # with disable_tqdm, PrinterCallback would print every run's summary
