@@ -56,7 +56,8 @@ def load_data(profile: Any = None) -> Any:
     """The capstone's tokenized ``DatasetDict(train, validation)``, both at 1 positive for 9 negatives.
 
     Training reviews come from the course's train split and validation reviews from its validation split
-    (different movies), tokenized by the course tokenizer. Sizes follow the profile (:data:`SIZES`); on the cpu
+    (different movies), tokenized by the course tokenizer; the class is in ``labels``, the column lesson 07's
+    class-weighted Trainer counts. Sizes follow the profile (:data:`SIZES`); on the cpu
     profile reviews are cut at :data:`CPU_MAX_LENGTH` tokens. Built once per profile, then handed out as a copy.
     """
     import datasets
@@ -82,7 +83,8 @@ def _tokenized_splits(profile: Any) -> Any:
         }
     )
     max_length = min(profile.max_length, CPU_MAX_LENGTH) if profile.name == "cpu" else profile.max_length
-    return helpers.tokenize_reviews(raw, helpers.models.load_tokenizer(), max_length)
+    tokenized = helpers.tokenize_reviews(raw, helpers.models.load_tokenizer(), max_length)
+    return tokenized.rename_column("label", "labels")  # the name lesson 07's class-weighted Trainer counts
 
 
 def model_init() -> Any:

@@ -32,13 +32,27 @@ def test_data_is_one_positive_in_ten_and_handed_out_as_a_copy() -> None:
     data = capstone.load_data()
     sizes = capstone.SIZES[helpers.course_profile().name]
     for split, size in zip(("train", "validation"), sizes):
-        assert len(data[split]) == size and sum(data[split]["label"]) == round(size * capstone.POSITIVE_SHARE)
+        assert len(data[split]) == size and sum(data[split]["labels"]) == round(size * capstone.POSITIVE_SHARE)
     data["train"] = data["validation"]
     assert len(capstone.load_data()["train"]) == sizes[0]
 
 
+def test_lesson_07s_class_weighted_trainer_pastes_into_the_capstone() -> None:
+    """Lesson 07's exercise counts train_dataset["labels"]; the capstone's data must have that column."""
+    from helpers.solutions.lesson_07 import MyBalancedTrainer
+
+    data = capstone.load_data()
+    args = TrainingArguments(output_dir=str(helpers.run_dir("test_capstone_paste")), report_to="none")
+    trainer = MyBalancedTrainer(model=capstone.model_init(), args=args, train_dataset=data["train"])
+    positives = sum(data["train"]["labels"])
+    expected = torch.tensor(
+        [len(data["train"]) / (2 * (len(data["train"]) - positives)), len(data["train"]) / (2 * positives)]
+    )
+    assert torch.allclose(trainer.class_weights, expected)
+
+
 def test_imbalanced_sample_rejects_sizes_it_cannot_draw() -> None:
-    split = capstone.load_data()["validation"]
+    split = helpers.load_reviews()["validation"]
     with pytest.raises(ValueError, match="smaller size"):
         capstone.imbalanced_sample(split, len(split) * 2, positive_share=0.5)
     with pytest.raises(ValueError, match="int size"):
@@ -202,7 +216,7 @@ def make_with_subclass_and_steps():
         data_collator=DataCollatorWithPadding(helpers.models.load_tokenizer()),
         compute_metrics=make_compute_metrics(),
     )
-    counts = np.bincount(data["train"]["label"], minlength=2)
+    counts = np.bincount(data["train"]["labels"], minlength=2)
     trainer.class_weights = torch.tensor(counts.sum() / (2 * counts), dtype=torch.float32)
     return trainer
 

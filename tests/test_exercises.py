@@ -61,3 +61,24 @@ def test_hint_and_solution_print(exercise: Exercise, capsys: pytest.CaptureFixtu
     exercise.solution()
     printed = capsys.readouterr().out
     assert exercise.hint_text in printed and "Solution" in printed
+
+
+def _non_blank_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("lesson", sorted({exercise.name.split(".")[0] for exercise in EXERCISES}))
+def test_checks_and_solutions_are_not_longer_than_the_lessons_code(lesson: str) -> None:
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    (notebook,) = root.glob(f"notebooks/{lesson}_*.ipynb")
+    cells = json.loads(notebook.read_text())["cells"]
+    lesson_code = sum(_non_blank_lines("".join(cell["source"])) for cell in cells if cell["cell_type"] == "code")
+    exercise_code = sum(
+        _non_blank_lines((root / f"helpers/{part}/lesson_{lesson}.py").read_text()) for part in ("checks", "solutions")
+    )
+    assert exercise_code <= lesson_code, (
+        f"lesson {lesson}: {exercise_code} lines of checks and solutions, {lesson_code} of notebook code"
+    )

@@ -48,7 +48,7 @@ def always_positive_f1() -> float:
     """The minority-class F1 of predicting "positive" for every validation review (precision = share, recall 1)."""
     from helpers import capstone
 
-    labels = capstone.load_data()["validation"]["label"]
+    labels = capstone.load_data()["validation"]["labels"]
     share = sum(labels) / len(labels)
     return 2 * share / (1 + share)
 
