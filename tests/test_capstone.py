@@ -120,6 +120,21 @@ class StopAtFirstEvaluation(StopReturningControl):
         control.should_training_stop = True
 
 
+class StopOnEvaluated(TrainerCallback):
+    """Wrong: 'on_evaluated' is no event, so the Trainer never calls it and training never stops."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def on_evaluated(self, args, state, control, metrics=None, **kwargs):
+        control.should_training_stop = metrics["eval_f1"] >= self.target
+
+
+def test_q1_names_a_misspelled_event() -> None:
+    verdict = exercises.q1.evaluate(StopOnEvaluated)
+    assert verdict.status == WRONG and "on_evaluated (did you mean on_evaluate?)" in verdict.message, verdict
+
+
 @pytest.mark.parametrize("answer", [StopReturningControl, StopFromLogHistory])
 def test_q1_passes_callbacks_written_differently(answer: type) -> None:
     verdict = exercises.q1.evaluate(answer)

@@ -67,3 +67,26 @@ def test_check_prints_once_and_returns_none(monkeypatch, capsys, answer, shown) 
     assert EXERCISE.check() is None
     printed = capsys.readouterr().out
     assert printed.count(shown) == 1 and "Verdict(status=" not in printed
+
+
+def test_a_wrong_callback_verdict_names_its_misspelled_events() -> None:
+    from transformers import TrainerCallback
+
+    class Typo(TrainerCallback):
+        def on_evaluated(self, args, state, control, **kwargs):  # never called: the event is on_evaluate
+            control.should_training_stop = True
+
+    class OwnHelper(TrainerCallback):
+        def on_target_reached_log_it(self):  # an on_* helper of its own, close to no event
+            return None
+
+    def always_wrong(answer):
+        raise Wrong("training should have stopped after update 3.")
+
+    exercise = Exercise("99.2", "Stopper", always_wrong, "use on_evaluate", None)
+    for answer in (Typo, Typo()):
+        message = exercise.evaluate(answer).message
+        assert message.startswith("training should") and "on_evaluated (did you mean on_evaluate?)" in message
+    assert exercise.evaluate(OwnHelper).message == "training should have stopped after update 3."
+    passing = Exercise("99.3", "Stopper", lambda answer: None, "", None)
+    assert passing.evaluate(Typo).status == PASSED  # the note is added to wrong verdicts only

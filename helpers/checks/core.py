@@ -9,7 +9,8 @@ reference solution (it lives in ``helpers/solutions``, out of the learner's sigh
 * ``passed``;
 * ``wrong``, with a message that says what is wrong. Checkers raise :class:`Wrong`, and run the learner's code
   inside :func:`learner_code`, which turns an exception raised there into a ``wrong`` verdict that names the
-  step and the error;
+  step and the error. When the answer is a callback, a ``wrong`` verdict also names its misspelled events
+  (:func:`misspelled_events_note`);
 * ``not attempted``, while the answer is still the stub the notebook hands out (``Exercise.stub``, ``None`` or
   ``...``), or when a checker raises :class:`NotAttempted`;
 * ``check failed``: an exception raised by the check's own code (outside :func:`learner_code`) is a bug in the
@@ -139,7 +140,7 @@ class Exercise:
         except NotAttempted as reason:
             return Verdict(NOT_ATTEMPTED, str(reason) or f"fill in `{self.answer_name}`.", self.name)
         except Wrong as reason:
-            return Verdict(WRONG, str(reason), self.name)
+            return Verdict(WRONG, str(reason) + misspelled_events_note(answer), self.name)
         except Exception as error:  # raised by the check's own code, not inside learner_code()
             return Verdict(
                 CHECK_FAILED,
@@ -167,6 +168,24 @@ class Exercise:
         """Print the reference solution's source code (or its value)."""
         print(f"Solution ({self.name}):\n")
         print(solution_source(self.solution_obj))
+
+
+def misspelled_events_note(answer: Any) -> str:
+    """For a callback answer (class or instance) whose ``on_*`` methods include a near-miss of a real event
+    (``on_evaluated``), the sentence that names them; ``""`` otherwise. Added to a ``wrong`` verdict only, so a
+    correct callback with an ``on_*`` helper method of its own is never failed for it."""
+    from transformers import TrainerCallback
+
+    from helpers.callbacks import unknown_event_methods
+
+    is_class = isinstance(answer, type)
+    if not (issubclass(answer, TrainerCallback) if is_class else isinstance(answer, TrainerCallback)):
+        return ""
+    near_misses = {name: event for name, event in unknown_event_methods(answer).items() if event}
+    if not near_misses:
+        return ""
+    named = ", ".join(f"{name} (did you mean {event}?)" for name, event in near_misses.items())
+    return f" Also: the Trainer never calls {named}; a misspelled event is skipped without a warning."
 
 
 def solution_source(obj: Any) -> str:
