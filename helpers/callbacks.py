@@ -39,6 +39,12 @@ def callback_event_names() -> list[str]:
     return sorted(names, key=lambda name: inspect.getsourcelines(getattr(TrainerCallback, name))[1])
 
 
+def is_trainer_callback(candidate: Any) -> bool:
+    """True for a ``TrainerCallback`` subclass or an instance of one (the two forms a Trainer accepts)."""
+    is_class = isinstance(candidate, type)
+    return issubclass(candidate, TrainerCallback) if is_class else isinstance(candidate, TrainerCallback)
+
+
 def unknown_event_methods(callback: Any, cutoff: float = 0.7) -> dict[str, str | None]:
     """The ``on_*`` methods of a callback that are not events of the installed ``TrainerCallback``.
 
@@ -57,9 +63,8 @@ def unknown_event_methods(callback: Any, cutoff: float = 0.7) -> dict[str, str |
     Raises:
         TypeError: ``callback`` is neither a ``TrainerCallback`` subclass nor an instance of one.
     """
-    is_class = isinstance(callback, type)
-    if not (issubclass(callback, TrainerCallback) if is_class else isinstance(callback, TrainerCallback)):
-        shown = callback.__name__ if is_class else type(callback).__name__
+    if not is_trainer_callback(callback):
+        shown = callback.__name__ if isinstance(callback, type) else type(callback).__name__
         raise TypeError(f"{shown} is not a TrainerCallback: inherit from transformers.TrainerCallback and check again.")
     events = callback_event_names()
     unknown: dict[str, str | None] = {}

@@ -57,8 +57,8 @@ def load_data(profile: Any = None) -> Any:
 
     Training reviews come from the course's train split and validation reviews from its validation split
     (different movies), tokenized by the course tokenizer; the class is in ``labels``, the column lesson 07's
-    class-weighted Trainer counts. Sizes follow the profile (:data:`SIZES`); on the cpu
-    profile reviews are cut at :data:`CPU_MAX_LENGTH` tokens. Built once per profile, then handed out as a copy.
+    class-weighted Trainer counts. Sizes follow the profile (:data:`SIZES`); on the cpu profile reviews are cut
+    at :data:`CPU_MAX_LENGTH` tokens. Built once per profile, then handed out as a copy.
     """
     import datasets
 

@@ -16,6 +16,7 @@ from helpers.callbacks import (
     StateRecorder,
     callback_event_names,
     flag_effect,
+    is_trainer_callback,
     run_actions,
     unknown_event_methods,
 )
@@ -159,6 +160,11 @@ def test_a_misspelled_event_never_fires_and_the_helper_names_it(tmp_path) -> Non
     assert callback.calls == {"on_epoch_end": 2, "on_epoch_ended": 0, "on_step_ends": 0}
     expected = {"on_epoch_ended": "on_epoch_end", "on_step_ends": "on_step_end"}
     assert unknown_event_methods(_Misspelled) == expected and unknown_event_methods(callback) == expected
+
+
+def test_is_trainer_callback_takes_a_class_or_an_instance() -> None:
+    assert is_trainer_callback(EventRecorder) and is_trainer_callback(EventRecorder())
+    assert not any(is_trainer_callback(other) for other in (object, object(), None, "on_evaluate", TrainerControl))
 
 
 def test_unknown_event_methods_edge_cases() -> None:

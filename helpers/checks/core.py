@@ -174,12 +174,9 @@ def misspelled_events_note(answer: Any) -> str:
     """For a callback answer (class or instance) whose ``on_*`` methods include a near-miss of a real event
     (``on_evaluated``), the sentence that names them; ``""`` otherwise. Added to a ``wrong`` verdict only, so a
     correct callback with an ``on_*`` helper method of its own is never failed for it."""
-    from transformers import TrainerCallback
+    from helpers.callbacks import is_trainer_callback, unknown_event_methods
 
-    from helpers.callbacks import unknown_event_methods
-
-    is_class = isinstance(answer, type)
-    if not (issubclass(answer, TrainerCallback) if is_class else isinstance(answer, TrainerCallback)):
+    if not is_trainer_callback(answer):
         return ""
     near_misses = {name: event for name, event in unknown_event_methods(answer).items() if event}
     if not near_misses:
