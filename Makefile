@@ -8,13 +8,14 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
            TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0
 
-.PHONY: datasheet venv lab test unit lint format notebooks execute bench participant-copies set-repo test-latest test-colab clean help book test-browser
+.PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser
 
 help:
 	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
 	@echo "make test     - create .venv if missing, run the unit tests and every notebook (nbmake), offline"
 	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
+	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON)"
 	@echo "make participant-copies - learner copies without solutions or outputs, in participant_copies/"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
@@ -55,6 +56,9 @@ test: venv lint
 
 execute: venv
 	$(OFFLINE) $(PY) tools/execute_notebooks.py $(NB)
+
+export: venv
+	$(PY) tools/export_lessons.py
 
 bench: venv
 	$(OFFLINE) $(PY) tools/bench.py

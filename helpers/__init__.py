@@ -14,14 +14,15 @@ import warnings
 # tqdm warns once that Jupyter widgets are missing; the course turns library progress bars off anyway.
 warnings.filterwarnings("ignore", message="IProgress not found")
 
+from helpers.context import active_profile
 from helpers.data import load_reviews, tokenize_reviews
-from helpers.device import CourseProfile, course_profile, detect_hardware, hardware_summary, seed_everything, versions
+from helpers.device import CourseProfile, detect_hardware, hardware_summary, seed_everything, versions
 from helpers.models import load_model_and_tokenizer
 from helpers.trainers import quiet
 
 __all__ = [
     "CourseProfile",
-    "course_profile",
+    "active_profile",
     "load_model_and_tokenizer",
     "load_reviews",
     "quiet",
@@ -56,25 +57,35 @@ def _quiet_libraries() -> None:
     warnings.filterwarnings("ignore", message=".*pin_memory.*no accelerator.*")
 
 
-def setup_notebook(seed: int = SEED, profile: str | None = None, hide_progress_bars: bool = True) -> CourseProfile:
+def setup_notebook(
+    seed: int = SEED, profile: str | None = None, hide_progress_bars: bool = True, announce: bool = True
+) -> CourseProfile:
     """What the set-up cell of every notebook calls: seed, pick device and profile, print them.
+
+    This is the one place that decides the profile (:func:`helpers.device.course_profile`); it is stored as the
+    course context, and everything that sizes data or models reads it back with :func:`active_profile`.
 
     Args:
         seed: the seed for Python, NumPy and torch.
         profile: force a profile (``cpu``, ``cuda``, ``mps``); ``None`` reads ``COURSE_PROFILE`` or the hardware.
         hide_progress_bars: hide the libraries' download, loading and map progress bars.
+        announce: print the versions, the hardware and the profile (scripts and tests pass ``False``).
 
     Returns:
         The :class:`~helpers.device.CourseProfile` the notebook should use.
     """
+    from helpers.context import set_active_profile
+    from helpers.device import course_profile
     from helpers.plots import apply_course_style
 
     if hide_progress_bars:
         _quiet_libraries()
     apply_course_style()
     hardware = detect_hardware()
-    chosen = course_profile(profile, hardware=hardware)
+    chosen = set_active_profile(course_profile(profile, hardware=hardware))
     seed_everything(seed)
+    if not announce:
+        return chosen
     found = versions()
     print(
         f"transformers {found['transformers']} | torch {found['torch']} | datasets {found['datasets']} "

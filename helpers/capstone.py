@@ -64,7 +64,7 @@ def load_data(profile: Any = None) -> Any:
 
     import helpers
 
-    profile = profile or helpers.course_profile()
+    profile = profile or helpers.active_profile()
     return datasets.DatasetDict(_tokenized_splits(profile))
 
 
@@ -96,7 +96,7 @@ def model_init() -> Any:
     """
     import helpers
 
-    profile = helpers.course_profile()
+    profile = helpers.active_profile()
     model = helpers.models.load_model(num_layers=profile.num_layers)
     if profile.name == "cpu":
         top = f"encoder.layer.{model.config.num_hidden_layers - 1}."
@@ -114,7 +114,7 @@ def minority_f1(model: Any, dataset: Any) -> float:
     import helpers
     from helpers.metrics import make_compute_metrics
 
-    profile = helpers.course_profile()
+    profile = helpers.active_profile()
     with tempfile.TemporaryDirectory() as folder:
         args = TrainingArguments(
             output_dir=folder,
@@ -149,7 +149,7 @@ def make_starter_trainer() -> Any:
     import helpers
     from helpers.metrics import make_compute_metrics
 
-    profile = helpers.course_profile()
+    profile = helpers.active_profile()
     data = load_data()
     args = TrainingArguments(
         output_dir=str(helpers.run_dir("12_starter")),

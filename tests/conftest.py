@@ -56,3 +56,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if attempts:
         sys.stderr.write("\nNetwork access was attempted during the tests (blocked):\n" + "\n".join(attempts) + "\n")
         session.exitstatus = 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _course_context() -> None:
+    """The course context a notebook's set-up cell creates: the profile (from ``COURSE_PROFILE`` or the
+    hardware, as in a notebook), chosen once by ``helpers.setup_notebook``."""
+    import helpers
+
+    helpers.setup_notebook(announce=False)

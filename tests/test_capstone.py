@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_data_is_one_positive_in_ten_and_handed_out_as_a_copy() -> None:
     data = capstone.load_data()
-    sizes = capstone.SIZES[helpers.course_profile().name]
+    sizes = capstone.SIZES[helpers.active_profile().name]
     for split, size in zip(("train", "validation"), sizes):
         assert len(data[split]) == size and sum(data[split]["labels"]) == round(size * capstone.POSITIVE_SHARE)
     data["train"] = data["validation"]
@@ -166,7 +166,7 @@ def weighted_loss(outputs, labels, num_items_in_batch=None):
 def make_with_loss_func(model=None):
     """Correct, written differently: a plain Trainer with compute_loss_func, the model built inside the function
     (not by model_init), a linear schedule, the best model by 'eval_f1'."""
-    profile = helpers.course_profile()
+    profile = helpers.active_profile()
     data = capstone.load_data()
     args = TrainingArguments(
         output_dir=str(helpers.run_dir("test_capstone_loss_func")),
@@ -221,7 +221,7 @@ def make_with_subclass_and_steps():
         save_steps=40,
         load_best_model_at_end=True,
         metric_for_best_model="f1",
-        **helpers.course_profile().precision_kwargs(),
+        **helpers.active_profile().precision_kwargs(),
     )
     trainer = SummedLossTrainer(
         model_init=capstone.model_init,

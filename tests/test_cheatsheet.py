@@ -77,7 +77,7 @@ def test_signatures_are_the_installed_ones(sheet: Any) -> None:
 
 
 def test_every_pitfall_links_to_a_section_of_its_lesson() -> None:
-    for text, notebook, heading in cheatsheet.PITFALLS:
+    for text, notebook, heading in cheatsheet.pitfall_rows():
         assert heading in cheatsheet.lesson_headings(notebook), f"{notebook} has no section {heading!r} ({text})"
     assert cheatsheet.heading_anchor("4. `tokenizer=` is gone: use `processing_class=`") == (
         "4-tokenizer-is-gone-use-processing_class"

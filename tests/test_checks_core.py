@@ -61,7 +61,7 @@ def test_an_error_of_the_check_itself_is_reported_as_the_checks_bug() -> None:
     assert "your code raised" not in verdict.message
 
 
-@pytest.mark.parametrize("answer, shown", [(lambda x: 2 * x, "✅ Correct"), (None, "Not attempted")])
+@pytest.mark.parametrize("answer, shown", [(lambda x: 2 * x, "✔ Correct"), (None, "Not attempted")])
 def test_check_prints_once_and_returns_none(monkeypatch, capsys, answer, shown) -> None:
     monkeypatch.setattr(sys.modules["__main__"], "double", answer, raising=False)
     assert EXERCISE.check() is None

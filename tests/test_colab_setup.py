@@ -36,7 +36,8 @@ def fake_colab(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     """``google.colab`` imported, and git and runpy recorded instead of run."""
     calls: list[tuple] = []
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    monkeypatch.setattr(subprocess, "run", lambda command, **kw: calls.append(("run", command, kw)))
+    done = subprocess.CompletedProcess([], 0, "", "")
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: calls.append(("run", command, kw)) or done)
     import runpy
 
     monkeypatch.setattr(
@@ -85,11 +86,38 @@ def test_cell_is_ruff_clean_and_formatted(tmp_path) -> None:
     cell = tmp_path / "cell.py"
     cell.write_text(setup_cell_source() + "\n")
     ruff = [sys.executable, "-m", "ruff"]
-    config = ["--config", str(ROOT / "pyproject.toml")]
+    config = ["--config", str(ROOT / "notebooks" / "ruff.toml")]  # notebook code: 88 characters a line
     subprocess.run([*ruff, "format", *config, str(cell)], check=True, capture_output=True)
     assert cell.read_text() == setup_cell_source() + "\n", "ruff format changes the set-up cell"
     checked = subprocess.run([*ruff, "check", *config, "--ignore", "E402", str(cell)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout
+
+
+def test_a_failed_clone_stops_the_notebook_with_one_message_and_no_traceback(tmp_path) -> None:
+    """In a real kernel that looks like Colab's: the set-up cell, given an address that cannot be cloned, says
+    which address failed, what git said and what to check, shows no traceback, and the next cell never runs."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    address = f"file://{tmp_path}/no-such-course.git"
+    fake = (
+        "import os, sys, types\n"
+        "sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+        f"os.environ['COURSE_URL'] = {address!r}\n"
+        f"os.environ['COURSE_DIR'] = {str(tmp_path / 'course')!r}"
+    )
+    cells = [nbformat.v4.new_code_cell(fake), nbformat.v4.new_code_cell(setup_cell_source())]
+    cells.append(nbformat.v4.new_code_cell("print('the next cell ran')"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    with pytest.raises(CellExecutionError):
+        NotebookClient(nb, kernel_name="python3", timeout=60, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    (error,) = [output for output in nb.cells[1].outputs if output.output_type == "error"]
+    shown = "\n".join(error.traceback)
+    assert error.ename == "CourseSetupError" and address in shown, shown
+    assert "COURSE_URL" in shown and "network" in shown and "git said:" in shown
+    assert "Traceback" not in shown and "File " not in shown and len(error.traceback) == 1, shown
+    assert not nb.cells[2].outputs, "Run All went on after the failed clone"
 
 
 def test_plan_keeps_what_colab_has_and_installs_what_it_lacks() -> None:

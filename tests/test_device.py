@@ -78,3 +78,24 @@ def test_seed_everything_repeats_random_draws() -> None:
     assert torch.equal(first, torch.rand(4))
     with pytest.raises(ValueError, match="non-negative int"):
         seed_everything(-1)
+
+
+def test_only_setup_notebook_decides_the_profile() -> None:
+    """One course context: helpers.setup_notebook is the only caller of course_profile() in the course's code
+    (helpers, tools, notebooks); everything else reads helpers.active_profile()."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    calls = []
+    sources = [*root.glob("helpers/**/*.py"), *root.glob("tools/**/*.py")]
+    for path in sources:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\bcourse_profile\(", line) and not line.lstrip().startswith("def course_profile"):
+                calls.append(f"{path.relative_to(root)}:{number}")
+    for path in root.glob("notebooks/[0-9][0-9]_*.ipynb"):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+        calls += [f"{path.name}" for _ in re.findall(r"\bcourse_profile\(", code)]
+    assert len(calls) == 1 and calls[0].startswith("helpers/__init__.py"), calls

@@ -90,5 +90,59 @@ def test_one_exercise_per_lesson_in_a_real_kernel() -> None:
         shown = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
         assert not [o for o in cell.outputs if o.output_type in ("execute_result", "error")], (lesson, cell.outputs)
         assert "Verdict(status=" not in shown
-        expected = "✏️ Not attempted yet" if lesson == "11.2" else "✅ Correct"
+        expected = "✎ Not attempted yet" if lesson == "11.2" else "✔ Correct"
         assert shown.count(expected) == 1, (lesson, shown)
+
+
+def _exercise_cells() -> list[tuple[str, str, str]]:
+    """(notebook, answer name, cell source) for every ``exercises.qN.check()`` cell of every lesson."""
+    import importlib
+    import re
+
+    from helpers.registry import lessons
+
+    found = []
+    for lesson in lessons():
+        nb = nbformat.read(lesson.path, as_version=4)
+        for cell in nb.cells:
+            match = re.search(r"exercises\.(q\d)\.check\(\)", cell.source) if cell.cell_type == "code" else None
+            if match:
+                module = importlib.import_module(f"helpers.checks.lesson_{lesson.number}")
+                found.append((lesson.file, getattr(module, match.group(1)).answer_name, cell.source))
+    return found
+
+
+def test_no_exercise_cell_resets_the_answer_when_run_again() -> None:
+    """An exercise cell never assigns the answer's name, so a learner who wrote the answer in another cell can
+    run the exercise cell again and again without losing it."""
+    import ast
+
+    cells = _exercise_cells()
+    assert len(cells) >= 20
+    for notebook, name, source in cells:
+        assigned = {
+            target.id
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        assert name not in assigned, f"{notebook}: the exercise cell sets `{name}` and would reset the answer"
+
+
+def test_an_answer_written_in_another_cell_survives_running_the_exercise_cell_twice() -> None:
+    """In a real kernel: the committed exercise cell of lesson 03 (q1), run before, after and again after the
+    answer is defined in a cell of its own."""
+    notebook, name, source = next(cell for cell in _exercise_cells() if cell[0].startswith("03_"))
+    cells = [
+        nbformat.v4.new_code_cell("from helpers.checks import lesson_03 as exercises"),
+        nbformat.v4.new_code_cell(source),
+        nbformat.v4.new_code_cell(f"{name} = 0.25"),
+        nbformat.v4.new_code_cell(source),
+        nbformat.v4.new_code_cell(source),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}}).execute()
+    shown = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in nb.cells]
+    assert "Not attempted" in shown[1], shown[1]
+    assert "✔ Correct" in shown[3] and "✔ Correct" in shown[4], (notebook, shown[3:])

@@ -2,7 +2,7 @@
 figure docs/cheatsheet_loop_map.png, and docs/cheatsheet.pdf (one printable A4 page).
 
 Nothing on it is typed by hand except the pitfalls' one-line summaries and the lesson sections that reproduce
-them (:data:`PITFALLS`; ``tests/test_cheatsheet.py`` checks that each section exists):
+them (:func:`pitfall_rows`, from ``lessons.toml``; ``tests/test_cheatsheet.py`` checks that each section exists):
 
 * the callback events in firing order, with the keyword arguments each received, and the loop map: from one
   tiny recorded run (``helpers.loop_map.record_loop_map`` with a ``helpers.callbacks.EventRecorder``);
@@ -31,6 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from helpers.registry import lessons  # noqa: E402
 
 DOCS = ROOT / "docs"
 PAGE = DOCS / "cheatsheet.md"
@@ -55,40 +56,11 @@ METHODS_WORTH_OVERRIDING: tuple[str, ...] = (
     "_save_checkpoint",
 )
 
-# (what goes wrong, lesson notebook, the heading of the section that reproduces it and shows the fix)
-PITFALLS: tuple[tuple[str, str, str], ...] = (
-    ("`tokenizer=` is gone from `Trainer`: pass `processing_class=`", "01_first_fine_tune.ipynb",
-     "4. `tokenizer=` is gone: use `processing_class=`"),
-    ("printed `{'loss': ...}` dicts instead of the progress table (`disable_tqdm` follows the log level)",
-     "01_first_fine_tune.ipynb", "8. The progress table, or printed dicts"),
-    ("4.x `TrainingArguments` that 5.x renamed or removed (`evaluation_strategy`, `warmup_ratio`, ...)",
-     "02_training_arguments.ipynb", "1. From 4.8.2 to 5.x: the map"),
-    ("`load_best_model_at_end` refused: save and evaluation schedules that do not line up",
-     "02_training_arguments.ipynb", "7. The best model"),
-    ("`compute_metrics` never called", "04_compute_metrics.ipynb", "5. When `compute_metrics` is never called"),
-    ("evaluation running out of memory: every batch's logits are kept until the end",
-     "04_compute_metrics.ipynb", "6. Evaluation memory"),
-    ("a callback that never fires: a misspelt event name", "05_callback_events.ipynb",
-     "8. A callback that never fires: check the event name"),
-    ("control flags that seem ignored: set too early, or lowered by the handler", "06_callback_control.ipynb",
-     "2. The control matrix, measured"),
-    ("gradients that are `None` (or already zero) when a callback reads them", "06_callback_control.ipynb",
-     "6. Reading gradients from a callback"),
-    ("a 4.x `compute_loss` override without `num_items_in_batch`", "07_custom_loss.ipynb",
-     "1. The contract of `compute_loss` on 5.x"),
-    ("`remove_unused_columns` dropping the column a custom loss needs", "07_custom_loss.ipynb",
-     "4. A multi-task loss: an auxiliary target"),
-    ("a custom loss scaled wrongly under gradient accumulation", "07_custom_loss.ipynb",
-     "6. Gradient accumulation: is the loss scaled right?"),
-    ("a 4.x `training_step` override on 5.x", "08_training_step_and_gradients.ipynb",
-     "1. The contract of `training_step` on 5.x"),
-    ("a loss divided by `num_items_in_batch` that changes with the number of processes", "10_scaling_out.ipynb",
-     "4. The same loss on 1 and 2 processes: four recipes"),
-    ("`save_only_model` checkpoints that cannot be resumed", "11_checkpoints_and_resume.ipynb",
-     "6. `save_only_model`: small checkpoints that cannot be resumed"),
-    ("`save_total_limit` with `load_best_model_at_end`: which checkpoints survive", "11_checkpoints_and_resume.ipynb",
-     "7. `save_total_limit` with `load_best_model_at_end`: which checkpoints survive?"),
-)  # fmt: skip
+
+def pitfall_rows() -> list[tuple[str, str, str]]:
+    """(what goes wrong, lesson notebook, the heading of the section that reproduces it and shows the fix), from
+    the registry: each lesson lists the pitfalls it reproduces in its ``[[lesson.pitfall]]`` tables."""
+    return [(item.text, entry.file, item.section) for entry in lessons() for item in entry.pitfalls]
 
 
 SHORTENED_MODULES = r"\btorch\.(nn\.modules\.module|utils\.data\.dataloader|optim\.optimizer)\."  # torch.Module
@@ -107,7 +79,7 @@ def lesson_headings(notebook: str) -> list[str]:
     """The ``##`` headings of a committed lesson, in order."""
     path = ROOT / "notebooks" / notebook
     if not path.is_file():
-        raise CheatSheetError(f"{path} does not exist; PITFALLS names lessons by their file name in notebooks/.")
+        raise CheatSheetError(f"{path} does not exist; lessons.toml names lessons by their file name in notebooks/.")
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     lines = ("".join(cell["source"]).splitlines() for cell in cells if cell["cell_type"] == "markdown")
     return [line[3:].strip() for block in lines for line in block if line.startswith("## ")]
@@ -253,7 +225,7 @@ def render_markdown(sheet: CheatSheet) -> str:
     matrix_rule = "|---" * (len(sheet.flags) + 1) + "|"
     matrix = "\n".join(f"| `{row[0]}` | " + " | ".join(row[1:]) + " |" for row in sheet.matrix)
     methods = "\n".join(f"def {name}{signature}" for name, signature in sheet.signatures)
-    pitfalls = "\n".join(f"- {text}: {_lesson_link(notebook, heading)}" for text, notebook, heading in PITFALLS)
+    pitfalls = "\n".join(f"- {text}: {_lesson_link(notebook, heading)}" for text, notebook, heading in pitfall_rows())
     silent = ", ".join(f"`{event}`" for event in sheet.silent_events) or "none"
     return f"""# Cheat sheet
 
@@ -378,7 +350,7 @@ def draw_printable(sheet: CheatSheet, markdown: str, path: Path = PRINTABLE) -> 
         f"compared with the run without the flag: {sheet.baseline}",
     ], 76, 2)  # fmt: skip
     y = block(0.665, 0.94, "TrainerControl: a flag set once at an event (lesson 06)", matrix, 4.5)
-    pitfalls = wrap([f"{notebook[:2]}  {text.replace('`', '')}" for text, notebook, _ in PITFALLS], 72, 4)
+    pitfalls = wrap([f"{notebook[:2]}  {text.replace('`', '')}" for text, notebook, _ in pitfall_rows()], 72, 4)
     block(0.665, y, "Pitfalls, and the lesson that reproduces each", pitfalls, 5.0)
     figure.savefig(path, metadata={"Subject": f"cheatsheet.md sha256 {_digest(markdown)}", "CreationDate": None})
     plt.close(figure)

@@ -9,8 +9,8 @@ Usage (on a machine with an NVIDIA GPU, from the repository root, no network nee
 Each notebook runs top to bottom in a fresh kernel on a temporary copy (the committed notebooks keep the
 outputs of the CPU run). The results file (``bench/gpu/gpu_results.json`` unless ``--out``) holds the GPU's name,
 the date, each notebook's wall time and pass/fail, and lesson 09's figures, which the notebook writes to
-``$COURSE_RESULTS_DIR/09_gpu_and_performance.json`` when that variable is set. ``--record`` then puts the
-times into ``notebooks/run_times.json`` and, through the same functions ``make execute`` uses, into each
+``$COURSE_RESULTS_DIR/<its notebook's name>.json`` when that variable is set. ``--record`` then puts the
+times into ``lessons.toml`` and, through the same functions ``make execute`` uses, into each
 notebook's "Run time" line, the README syllabus and the workshop agendas. Nothing is recorded that this run
 did not measure.
 """
@@ -33,9 +33,12 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_format import ROOT, syllabus_names  # noqa: E402
 
+from helpers.registry import lesson, lessons, record_time  # noqa: E402
+
 DEFAULT_OUT = ROOT / "bench" / "gpu" / "gpu_results.json"
-REHEARSAL_NOTEBOOKS = ["00_start_here.ipynb", "03_lr_schedules.ipynb"]
-LESSON_09 = "09_gpu_and_performance.ipynb"
+# The rehearsal runs the lessons the simulated Colab runs (lessons.toml, colab_smoke).
+REHEARSAL_NOTEBOOKS = [entry.file for entry in lessons() if entry.colab_smoke]
+LESSON_09 = lesson("09").file  # the performance lesson writes its figures to $COURSE_RESULTS_DIR
 
 
 def gpu_name() -> str | None:
@@ -108,21 +111,18 @@ def measure(names: list[str], profile: str, timeout_s: int) -> dict[str, object]
 
 
 def record(results: dict[str, object]) -> None:
-    """Write the GPU times of a results file into run_times.json, the notebooks, the README and the agendas."""
+    """Write the GPU times of a results file into lessons.toml, the notebooks, the README and the agendas."""
     import execute_notebooks
     import workshop_agenda
 
     if not results.get("gpu"):
         raise SystemExit("this results file has no GPU name: it was not measured on a GPU, so nothing is recorded.")
-    times = execute_notebooks.load_times()
     for name, outcome in results["notebooks"].items():
         if outcome["passed"]:
-            entry = times.setdefault(name, {})
-            entry["gpu_s"], entry["gpu_machine"] = outcome["seconds"], results["gpu"]
-    execute_notebooks.TIMES.write_text(json.dumps(times, indent=2, sort_keys=True) + "\n")
+            record_time(name, "gpu", float(outcome["seconds"]), str(results["gpu"]))
     for name in results["notebooks"]:
-        execute_notebooks.write_run_time_line(ROOT / "notebooks" / name, times[name])
-    execute_notebooks.update_readme(times)
+        execute_notebooks.write_shared_parts(ROOT / "notebooks" / name)
+    execute_notebooks.update_readme()
     workshop_agenda.main([])
 
 

@@ -1,9 +1,11 @@
-"""The parts every notebook shares: the title badge, the set-up cell, and the percent-format converters.
+"""The parts every notebook shares, written from the registry (``lessons.toml``) and ``[tool.course]``.
+
+The title cell (``# NN · Title``, the summary, the Colab badge, the link line previous · syllabus · next), the
+set-up cell (identical everywhere), the "What you will learn" cell with the measured run time, and the closing
+link line all come from here; ``make execute`` and ``make set-repo`` rewrite them, so they are never typed.
 
 Authoring: write a lesson as a percent-format Python file (``# %% [markdown]`` and ``# %%`` cells), without
-the set-up cell, then ``python tools/notebook_format.py build src.py notebooks/NN_topic.ipynb``. The builder
-adds the Colab badge and the link line (previous · syllabus · next) to the title cell, appends the same link
-line as the last cell, and inserts the standard set-up cell as the first code cell.
+the shared parts, then ``python tools/notebook_format.py build src.py notebooks/NN_topic.ipynb``.
 ``python tools/notebook_format.py source notebooks/NN_topic.ipynb > src.py`` goes back the other way.
 The .ipynb files are the source of truth; percent files are a convenience for editing.
 """
@@ -12,12 +14,18 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
+import tomllib
 from pathlib import Path
 
 import nbformat
-import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from helpers.registry import Lesson, lesson, lessons, neighbours  # noqa: E402
+
+WRAP = 108  # markdown prose is wrapped here; code lines stop at 88 (notebooks/ruff.toml)
+GOALS_HEADING = "## What you will learn"
 SETUP_MARKER = "# Set-up: the same cell opens every notebook."
 SYLLABUS_LINK = "[Syllabus](../README.md#syllabus)"
 NAV_RE = re.compile(
@@ -39,90 +47,141 @@ def course_config() -> dict[str, str]:
 
 def colab_badge(notebook_name: str, config: dict[str, str] | None = None) -> str:
     config = config or course_config()
-    url = f"https://colab.research.google.com/github/{config['repository']}/blob/{config['branch']}/notebooks/{notebook_name}"
+    url = (
+        f"https://colab.research.google.com/github/{config['repository']}/blob/{config['branch']}"
+        f"/notebooks/{notebook_name}"
+    )
     return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
 
 
-def setup_cell_source(config: dict[str, str] | None = None) -> str:
-    """The set-up cell. On Colab it clones the course (``COURSE_URL`` and ``COURSE_DIR`` override where from and
-    where to, for tests and mirrors) and runs tools/colab_setup.py in the kernel, which may restart the runtime."""
-    repository = (config or course_config())["repository"]
-    return f'''{SETUP_MARKER} On Colab it first fetches the course.
+SETUP_CELL = """{marker} On Colab it first fetches the course.
 import os
 import sys
-import time
 
-COURSE_REPO = "{repository}"  # `make set-repo REPO=owner/name` changes it everywhere
-if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks (never its torch)
+COURSE_REPO = "{repository}"  # `make set-repo` rewrites it
+if "google.colab" in sys.modules:  # Colab: clone the course, install what Colab lacks
     import runpy
     import subprocess
+    import time
+
+    class CourseSetupError(Exception):
+        def _render_traceback_(self):  # Jupyter shows this message, no traceback
+            return [f"CourseSetupError: {{self}}"]
 
     SETUP_STARTED, CLONED_FROM = time.perf_counter(), None
-    COURSE_DIR = os.environ.get("COURSE_DIR", "/content/course")  # COURSE_DIR, COURSE_URL: for tests and mirrors
+    COURSE_DIR = os.environ.get("COURSE_DIR", "/content/course")  # tests, mirrors
     if not os.path.isdir(COURSE_DIR):
         CLONED_FROM = os.environ.get("COURSE_URL", f"https://github.com/{{COURSE_REPO}}")
-        subprocess.run(["git", "clone", "--quiet", "--depth=1", CLONED_FROM, COURSE_DIR], check=True)
-    # Installs what is missing; restarts the runtime (run this cell again) if that changed an imported package.
-    runpy.run_path(f"{{COURSE_DIR}}/tools/colab_setup.py", dict(SETUP_STARTED=SETUP_STARTED, CLONED_FROM=CLONED_FROM))
+        clone = ["git", "clone", "--quiet", "--depth=1", CLONED_FROM, COURSE_DIR]
+        git = subprocess.run(clone, capture_output=True, text=True)
+        if git.returncode:
+            raise CourseSetupError(
+                f"could not clone the course from {{CLONED_FROM}}\\n"
+                f"git said: {{git.stderr.strip()}}\\n"
+                "Check the network (Runtime > Disconnect and delete runtime, then run "
+                "this cell again), the address (the COURSE_URL environment variable, "
+                "or a badge that points at your own fork), and, for a private fork, "
+                "that you are allowed to read it. The notebook stops here."
+            )
+    # Installs what is missing; may restart the runtime: then run this cell again.
+    runpy.run_path(
+        f"{{COURSE_DIR}}/tools/colab_setup.py",
+        dict(SETUP_STARTED=SETUP_STARTED, CLONED_FROM=CLONED_FROM),
+    )
     if COURSE_DIR not in sys.path:
         sys.path.insert(0, COURSE_DIR)
 import helpers
 
-profile = helpers.setup_notebook()  # seeds everything, picks the device and sizes, prints them'''
+profile = helpers.setup_notebook()  # seeds, picks the device and sizes, prints them"""
+# The book shows a reader of the website one line instead of the set-up code (myst-nb's tag).
+SETUP_TAGS = ["hide-input"]
+
+
+def setup_cell_source(config: dict[str, str] | None = None) -> str:
+    """The set-up cell. On Colab it clones the course (``COURSE_URL`` and ``COURSE_DIR`` override where from
+    and where to, for tests and mirrors), stops with a one-paragraph message when the clone fails, and runs
+    tools/colab_setup.py in the kernel, which may restart the runtime."""
+    repository = (config or course_config())["repository"]
+    return SETUP_CELL.format(marker=SETUP_MARKER, repository=repository)
 
 
 def syllabus_names() -> list[str]:
-    """The lesson notebooks in syllabus order (their numbers give the order)."""
-    return sorted(path.name for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    """The lesson notebooks in syllabus order, from the registry (lessons.toml)."""
+    return [lesson.file for lesson in lessons()]
 
 
 def notebook_title(name: str) -> str:
-    """``NN · Title`` from the first line of a notebook's title cell."""
-    nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-    return nb.cells[0].source.splitlines()[0].lstrip("# ").strip()
+    """``NN · Title`` of a lesson, from the registry."""
+    return lesson(name).label
 
 
 def nav_line(name: str, names: list[str] | None = None) -> str:
     """The link line that opens and closes a notebook: previous lesson · syllabus · next lesson."""
-    names = names if names is not None else syllabus_names()
-    if name not in names:
-        raise ValueError(f"{name} is not a lesson notebook (NN_topic.ipynb under notebooks/)")
-    i = names.index(name)
-    parts = [f"[← {notebook_title(names[i - 1])}]({names[i - 1]})"] if i else []
+    if name not in syllabus_names():
+        raise ValueError(f"{name} is not a lesson of lessons.toml")
+    before, after = neighbours(name)
+    parts = [f"[← {before.label}]({before.file})"] if before else []
     parts.append(SYLLABUS_LINK)
-    if i + 1 < len(names):
-        parts.append(f"[{notebook_title(names[i + 1])} →]({names[i + 1]})")
+    if after:
+        parts.append(f"[{after.label} →]({after.file})")
     return " · ".join(parts)
 
 
+def title_source(name: str, config: dict[str, str] | None = None) -> str:
+    """The title cell: ``# NN · Title``, the lesson's summary, the Colab badge and the link line."""
+    entry = lesson(name)
+    summary = "\n".join(textwrap.wrap(entry.summary, width=WRAP))
+    return f"# {entry.label}\n{summary}\n\n{colab_badge(name, config)}\n\n{nav_line(name)}"
+
+
+def run_time_line(entry: Lesson) -> str:
+    """The ``**Run time:**`` line, from the times ``make execute`` measured (never typed)."""
+    cpu, gpu = entry.seconds("cpu"), entry.seconds("gpu")
+    cpu_text = f"{cpu:.0f} s on a {entry.machine('cpu')} (profile `cpu`)" if cpu else "CPU not measured yet"
+    gpu_text = f"{gpu:.0f} s on {entry.machine('gpu')} (profile `cuda`)" if gpu else "GPU not measured yet"
+    return f"**Run time:** {cpu_text}; {gpu_text}. Measured top to bottom by `make execute`."
+
+
+def goals_source(name: str) -> str:
+    """The "What you will learn" cell: the lesson's goals from the registry, then its run time."""
+    entry = lesson(name)
+    bullets = []
+    for goal in entry.goals:
+        lines = textwrap.wrap(f"- {goal};", width=WRAP, subsequent_indent="  ")
+        bullets.append("\n".join(lines))
+    if bullets:
+        bullets[-1] = bullets[-1].removesuffix(";") + "."
+    return f"{GOALS_HEADING}\n" + "\n".join(bullets) + "\n\n" + run_time_line(entry)
+
+
 def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, str] | None = None) -> None:
-    """Put the current badge and link line in the title cell, the same link line in the last cell, and the
-    current set-up cell first among the code cells."""
+    """Write the parts that come from the registry and the project settings: the title cell, the "What you
+    will learn" cell (after the set-up cell), the set-up cell first among the code cells, and the closing
+    link line."""
     config = config or course_config()
-    title = nb.cells[0]
-    if title.cell_type != "markdown":
+    if not nb.cells or nb.cells[0].cell_type != "markdown":
         raise ValueError(f"{name}: the first cell must be the markdown title")
-    badge = colab_badge(name, config)
-    if BADGE_RE.search(title.source):
-        title.source = BADGE_RE.sub(lambda _: badge, title.source)
+    nb.cells[0].source = title_source(name, config)
+    last = nb.cells[-1]
+    nav = nav_line(name)
+    if last.cell_type == "markdown" and NAV_RE.fullmatch(last.source.strip()):
+        last.source = nav
     else:
-        title.source = title.source.rstrip() + "\n\n" + badge
-    nav = nav_line(name) if name in syllabus_names() else None
-    if nav is not None:
-        if NAV_RE.search(title.source):
-            title.source = NAV_RE.sub(lambda _: nav, title.source)
-        else:
-            title.source = title.source.rstrip() + "\n\n" + nav
-        last = nb.cells[-1]
-        if last.cell_type == "markdown" and NAV_RE.fullmatch(last.source.strip()):
-            last.source = nav
-        else:
-            nb.cells.append(nbformat.v4.new_markdown_cell(nav))
+        nb.cells.append(nbformat.v4.new_markdown_cell(nav))
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     if code and code[0].source.startswith(SETUP_MARKER):
-        code[0].source = setup_cell_source(config)
+        setup = code[0]
+        setup.source = setup_cell_source(config)
     else:
-        nb.cells.insert(1, nbformat.v4.new_code_cell(setup_cell_source(config)))
+        setup = nbformat.v4.new_code_cell(setup_cell_source(config))
+        nb.cells.insert(1, setup)
+    setup.metadata["tags"] = list(SETUP_TAGS)
+    where = nb.cells.index(setup) + 1
+    goals = [cell for cell in nb.cells if cell.cell_type == "markdown" and cell.source.startswith(GOALS_HEADING)]
+    if goals:
+        goals[0].source = goals_source(name)
+    else:
+        nb.cells.insert(where, nbformat.v4.new_markdown_cell(goals_source(name)))
 
 
 def parse_percent(text: str) -> list[nbformat.NotebookNode]:

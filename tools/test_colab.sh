@@ -10,7 +10,7 @@
 #     as Colab's does. The set-up cell clones from the bare copy (COURSE_URL) into COURSE_DIR.
 #  4. The set-up cell's first run, alone, in a fresh kernel: it installs what the simulated Colab lacks and,
 #     where that changed a package the kernel had already imported, restarts the runtime with its message.
-#  5. Notebooks 00 and 03 top to bottom with nbmake in a new kernel of the simulated runtime (the cell's
+#  5. The lessons marked colab_smoke in lessons.toml top to bottom with nbmake in a new kernel of the simulated runtime (the cell's
 #     second run: quick, installs nothing), then checks: torch and the kept packages untouched, the course's
 #     pins in place, helpers.versions() reports nothing missing.
 # The pip installs (steps 1 and 4) need the package registry; nothing else uses the network.
@@ -28,12 +28,14 @@ HOST_PY="$ROOT/.venv/bin/python"  # runs nbmake and nbclient; the notebooks run 
 SIM_DIR="$ROOT/tools/colab_sim"
 LOGS="$ROOT/runs/test_colab"
 KERNEL=colab-sim
-NOTEBOOKS=(00_start_here.ipynb 03_lr_schedules.ipynb)
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/course-colab.XXXXXX")"
 if [ "${KEEP:-0}" = "1" ]; then trap 'echo "(work folder kept: $WORK)"' EXIT; else trap 'rm -rf "$WORK"' EXIT; fi
 mkdir -p "$LOGS"
 STARTED=$SECONDS
 test -x "$HOST_PY" || { echo "test-colab needs the course's .venv (make venv) to run nbmake"; exit 2; }
+# The lessons to run: those marked colab_smoke in lessons.toml.
+mapfile -t NOTEBOOKS < <("$HOST_PY" -c 'from helpers.registry import lessons
+print("\n".join(lesson.file for lesson in lessons() if lesson.colab_smoke))')
 
 echo "== 1/5 simulated Colab runtime: $VENV (Colab's versions, not the course's pins)"
 rm -rf "$VENV"

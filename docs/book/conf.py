@@ -9,7 +9,6 @@ in `_static/` while the sources are read (the files themselves are not changed) 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,13 +48,13 @@ html_copy_source = True  # the download button offers the page source (the .ipyn
 
 
 def syllabus_order() -> list[str]:
-    """The lessons' document names in the order of the README's syllabus table."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split("<!-- syllabus:start -->", 1)[1].split("<!-- syllabus:end -->", 1)[0]
-    lessons = re.findall(r"\]\((notebooks/[0-9]{2}_[a-z0-9_]+)\.ipynb\)", table)
-    if not lessons:
-        raise RuntimeError("README.md has no syllabus table between <!-- syllabus:start --> and <!-- syllabus:end -->.")
-    return list(dict.fromkeys(lessons))
+    """The lessons' document names in syllabus order, from the registry (lessons.toml)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from helpers.registry import lessons
+
+    return [f"notebooks/{lesson.stem}" for lesson in lessons()]
 
 
 def _toctree(caption: str, pages: list[str]) -> str:

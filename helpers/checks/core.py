@@ -30,11 +30,13 @@ from typing import Any
 
 PASSED, WRONG, NOT_ATTEMPTED, CHECK_FAILED = "passed", "wrong", "not attempted", "check failed"
 _MISSING = object()
+# Text symbols, not emoji: DejaVu Sans (the font Debian, JupyterLab and the book fall back to) has all four, so
+# the mark renders in a browser without an emoji font (tests/browser checks it).
 _MARKS = {
-    PASSED: "✅ Correct",
-    WRONG: "❌ Not yet",
-    NOT_ATTEMPTED: "✏️ Not attempted yet",
-    CHECK_FAILED: "⚠️ Check failed",
+    PASSED: "✔ Correct",
+    WRONG: "✘ Not yet",
+    NOT_ATTEMPTED: "✎ Not attempted yet",
+    CHECK_FAILED: "⚠ Check failed",
 }
 
 
@@ -134,7 +136,11 @@ class Exercise:
         """Run the check and return the verdict (``check`` displays it; tests use this)."""
         answer = self._lookup(answer)
         if is_stub(answer, self.stub):
-            return Verdict(NOT_ATTEMPTED, f"fill in `{self.answer_name}` and run this cell again.", self.name)
+            return Verdict(
+                NOT_ATTEMPTED,
+                f"define `{self.answer_name}` (in this cell or one above) and run this cell again.",
+                self.name,
+            )
         try:
             verdict = self.checker(answer)
         except NotAttempted as reason:

@@ -18,7 +18,7 @@ class StopAtTargetF1(TrainerCallback):
 
 
 def make_capstone_trainer():
-    profile = helpers.course_profile()
+    profile = helpers.active_profile()
     data = capstone.load_data()
     args = TrainingArguments(
         output_dir=str(helpers.run_dir("12_capstone")),

@@ -1,0 +1,116 @@
+"""Lesson 01's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from exercise_cases import answer_tests
+from transformers import TrainingArguments
+
+
+def collate_pad_sequence(features, pad_token_id=0):
+    ids = [torch.tensor(f["input_ids"]) for f in features]
+    input_ids = torch.nn.utils.rnn.pad_sequence(ids, batch_first=True, padding_value=pad_token_id)
+    mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(i) for i in ids], batch_first=True)
+    return {"input_ids": input_ids, "attention_mask": mask, "labels": torch.tensor([f["label"] for f in features])}
+
+
+def collate_numpy(features, pad_token_id=0):
+    width = max(map(len, (f["input_ids"] for f in features)))
+    ids = np.full((len(features), width), pad_token_id)
+    for row, f in enumerate(features):
+        ids[row, : len(f["input_ids"])] = f["input_ids"]
+    mask = (np.arange(width)[None, :] < np.array([len(f["input_ids"]) for f in features])[:, None]).astype(int)
+    labels = np.array([f["label"] for f in features])
+    return {
+        "input_ids": torch.from_numpy(ids),
+        "attention_mask": torch.from_numpy(mask),
+        "labels": torch.from_numpy(labels),
+    }
+
+
+def collate_pad_zero(features, pad_token_id=0):
+    batch = collate_pad_sequence(features, 0)
+    return batch
+
+
+def collate_left_padding(features, pad_token_id=0):
+    width = max(len(f["input_ids"]) for f in features)
+    ids = [[pad_token_id] * (width - len(f["input_ids"])) + f["input_ids"] for f in features]
+    mask = [[0] * (width - len(f["input_ids"])) + [1] * len(f["input_ids"]) for f in features]
+    return {
+        "input_ids": torch.tensor(ids),
+        "attention_mask": torch.tensor(mask),
+        "labels": torch.tensor([f["label"] for f in features]),
+    }
+
+
+def args_enum_style(output_dir):
+    from transformers.trainer_utils import IntervalStrategy, SaveStrategy
+
+    return TrainingArguments(
+        output_dir,
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=4,
+        eval_strategy=IntervalStrategy.EPOCH,
+        save_strategy=SaveStrategy.EPOCH,
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="accuracy",
+    )
+
+
+def args_from_dict(output_dir):
+    settings = {"eval_strategy": "epoch", "save_strategy": "epoch", "save_total_limit": 2, "num_train_epochs": 2.0}
+    return TrainingArguments(
+        output_dir=output_dir,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=32 // 8,
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_accuracy",
+        **settings,
+    )
+
+
+def args_loss_metric(output_dir):
+    return TrainingArguments(
+        output_dir,
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=4,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        save_total_limit=2,
+        load_best_model_at_end=True,
+    )
+
+
+def args_no_limit(output_dir):
+    return TrainingArguments(
+        output_dir,
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=4,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        load_best_model_at_end=True,
+        metric_for_best_model="accuracy",
+    )
+
+
+CORRECT = {
+    "01.1": [collate_pad_sequence, collate_numpy],
+    "01.2": [args_enum_style, args_from_dict],
+}
+
+MISTAKES = {
+    "01.1": [(collate_pad_zero, "pad id 7"), (collate_left_padding, "pad on the right")],
+    "01.2": [(args_loss_metric, "judged by accuracy"), (args_no_limit, "save_total_limit=2")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

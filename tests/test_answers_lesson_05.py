@@ -1,0 +1,89 @@
+"""Lesson 05's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import math
+
+from exercise_cases import answer_tests
+from transformers import TrainerCallback
+
+
+class HistoryFromLogs(TrainerCallback):
+    def __init__(self):
+        self.history = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if "eval_loss" in logs:
+            self.history.append((state.global_step, logs["eval_loss"]))
+
+
+class HistoryFromState(TrainerCallback):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.history = list()
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.history += [(int(state.global_step), float(kwargs["metrics"]["eval_loss"]))]
+
+
+class HistoryEpochs(HistoryFromState):
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.history.append((state.epoch, metrics["eval_loss"]))
+
+
+class HistoryShared(TrainerCallback):
+    history = []
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.history.append((state.global_step, metrics["eval_loss"]))
+
+
+def counts_by_simulation(num_examples, batch_size, accumulation, epochs):
+    step_ends = substep_ends = 0
+    for _ in range(epochs):
+        batches = -(-num_examples // batch_size)
+        for index in range(batches):
+            if (index + 1) % accumulation == 0 or index + 1 == batches:
+                step_ends += 1
+            else:
+                substep_ends += 1
+    return {"on_step_end": step_ends, "on_substep_end": substep_ends, "on_epoch_end": epochs}
+
+
+def counts_with_divmod(num_examples, batch_size, accumulation, epochs):
+    batches, rest = divmod(num_examples, batch_size)
+    batches += bool(rest)
+    steps = batches // accumulation + (batches % accumulation > 0)
+    return dict(on_step_end=epochs * steps, on_substep_end=epochs * (batches - steps), on_epoch_end=epochs)
+
+
+def counts_floor(num_examples, batch_size, accumulation, epochs):
+    batches = num_examples // batch_size
+    return {
+        "on_step_end": batches // accumulation * epochs,
+        "on_substep_end": (batches - batches // accumulation) * epochs,
+        "on_epoch_end": epochs,
+    }
+
+
+def counts_one_epoch(num_examples, batch_size, accumulation, epochs):
+    batches = math.ceil(num_examples / batch_size)
+    steps = math.ceil(batches / accumulation)
+    return {"on_step_end": steps, "on_substep_end": batches - steps, "on_epoch_end": epochs}
+
+
+CORRECT = {
+    "05.1": [HistoryFromLogs, HistoryFromState],
+    "05.2": [counts_by_simulation, counts_with_divmod],
+}
+
+MISTAKES = {
+    "05.1": [(HistoryEpochs, "use state.global_step"), (HistoryShared, "its own list")],
+    "05.2": [(counts_floor, "smaller last batch"), (counts_one_epoch, "2 epoch(s)")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

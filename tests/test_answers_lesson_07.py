@@ -1,0 +1,89 @@
+"""Lesson 07's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from exercise_cases import answer_tests
+from transformers import Trainer
+
+
+def _balanced(dataset):
+    labels = np.array(dataset["labels"])
+    return torch.tensor([len(labels) / (2 * np.sum(labels == c)) for c in (0, 1)], dtype=torch.float32)
+
+
+class BalancedScaledFlag(Trainer):
+    loss_is_scaled_for_ga = False
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.weights = _balanced(self.train_dataset)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        per = F.cross_entropy(outputs.logits, inputs["labels"], reduction="none") * self.weights[inputs["labels"]]
+        return (per.mean(), outputs) if return_outputs else per.mean()
+
+
+class BalancedNoLossKwargs(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = False
+        self.weights = _balanced(self.train_dataset)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = (F.cross_entropy(outputs.logits, labels, reduction="none") * self.weights[labels]).mean()
+        return (loss, outputs) if return_outputs else loss
+
+
+class BalancedInverse(BalancedScaledFlag):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.weights = 1 / self.weights
+
+
+class BalancedPerBatchMean(BalancedScaledFlag):
+    loss_is_scaled_for_ga = None
+
+
+def focal_from_ce(outputs, labels, num_items_in_batch=None):
+    ce = F.cross_entropy(outputs.logits, labels, reduction="none")
+    per = (1 - torch.exp(-ce)) ** 2 * ce
+    return per.sum() / (labels.shape[0] if num_items_in_batch is None else num_items_in_batch)
+
+
+def focal_from_softmax(outputs, labels, num_items_in_batch=None):
+    p = outputs.logits.softmax(-1)[torch.arange(len(labels)), labels]
+    count = num_items_in_batch if num_items_in_batch is not None else len(labels)
+    return torch.sum(-((1 - p) ** 2) * torch.log(p)) / count
+
+
+def focal_mean(outputs, labels, num_items_in_batch=None):
+    ce = F.cross_entropy(outputs.logits, labels, reduction="none")
+    return ((1 - torch.exp(-ce)) ** 2 * ce).mean()
+
+
+def focal_gamma_one(outputs, labels, num_items_in_batch=None):
+    ce = F.cross_entropy(outputs.logits, labels, reduction="none")
+    return ((1 - torch.exp(-ce)) * ce).sum() / (num_items_in_batch or len(labels))
+
+
+CORRECT = {
+    "07.1": [BalancedScaledFlag, BalancedNoLossKwargs],
+    "07.2": [focal_from_ce, focal_from_softmax],
+}
+
+MISTAKES = {
+    "07.1": [(BalancedInverse, "N / (2 * count_c)"), (BalancedPerBatchMean, "batch 4 x accumulation 2")],
+    "07.2": [(focal_mean, "num_items_in_batch=13"), (focal_gamma_one, "focal loss (gamma 2)")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

@@ -1,0 +1,108 @@
+"""Lesson 08's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import torch
+from exercise_cases import answer_tests
+from transformers import Trainer, TrainerCallback
+
+
+class MonitorVectorNorm(TrainerCallback):
+    def __init__(self):
+        self.norms = []
+
+    def on_pre_optimizer_step(self, args, state, control, **kwargs):
+        grads = [p.grad.flatten() for n, p in kwargs["model"].named_parameters() if n.startswith("classifier")]
+        self.norms.append(float(torch.linalg.vector_norm(torch.cat(grads))))
+
+
+class MonitorAfterOptimizer(TrainerCallback):
+    def __init__(self):
+        self.norms = []
+
+    def on_optimizer_step(self, args, state, control, model=None, **kwargs):
+        head = [p.grad for n, p in model.named_parameters() if n.startswith("classifier.")]
+        self.norms.append(math.sqrt(sum(float((g**2).sum()) for g in head)))
+
+
+class MonitorWeightOnly(MonitorVectorNorm):
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        self.norms.append(float(model.classifier.weight.grad.norm()))
+
+
+class MonitorStepEnd(MonitorVectorNorm):
+    def on_pre_optimizer_step(self, args, state, control, **kwargs):
+        pass
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        grads = [p.grad for n, p in model.named_parameters() if n.startswith("classifier") and p.grad is not None]
+        if grads:
+            self.norms.append(float(torch.stack([g.norm() for g in grads]).norm()))
+
+
+class DecayRegex(Trainer):
+    def __init__(self, decay=0.5, **kwargs):
+        self.decay = decay
+        super().__init__(**kwargs)
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            layers, decayed = self.model.config.num_hidden_layers, set(self.get_decay_parameter_names(self.model))
+            groups = []
+            for name, param in self.model.named_parameters():
+                match = re.search(r"\.layer\.(\d+)\.", name)
+                depth = layers - int(match.group(1)) if match else (layers + 1 if "embeddings" in name else 0)
+                groups.append(
+                    {
+                        "params": [param],
+                        "lr": self.args.learning_rate * self.decay**depth,
+                        "weight_decay": self.args.weight_decay * (name in decayed),
+                    }
+                )
+            self.optimizer = torch.optim.AdamW(groups)
+        return self.optimizer
+
+
+class DecayOptimizerClsAndKwargs(DecayRegex):
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            super().create_optimizer(model)
+            self.optimizer = torch.optim.SGD(self.optimizer.param_groups, lr=self.args.learning_rate)
+        return self.optimizer
+
+
+class DecayEverywhere(DecayRegex):
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            super().create_optimizer(model)
+            for group in self.optimizer.param_groups:
+                group["weight_decay"] = self.args.weight_decay
+        return self.optimizer
+
+
+class DecayFixedHalf(DecayRegex):
+    def __init__(self, decay=0.5, **kwargs):
+        super().__init__(decay=0.5, **kwargs)
+
+
+CORRECT = {
+    "08.1": [MonitorVectorNorm, MonitorAfterOptimizer],
+    "08.2": [DecayRegex, DecayOptimizerClsAndKwargs],
+}
+
+MISTAKES = {
+    "08.1": [
+        (MonitorWeightOnly, "every parameter whose name starts with 'classifier'"),
+        (MonitorStepEnd, "on_pre_optimizer_step"),
+    ],
+    "08.2": [(DecayEverywhere, "get_decay_parameter_names"), (DecayFixedHalf, "decay=0.8")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

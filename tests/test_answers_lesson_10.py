@@ -1,0 +1,78 @@
+"""Lesson 10's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import math
+
+from exercise_cases import answer_tests
+from transformers import TrainerCallback
+
+
+def steps_ceil_trick(examples, per_device_batch, processes, accumulation):
+    return -(-examples // (per_device_batch * processes * accumulation))
+
+
+def steps_by_loop(examples, per_device_batch, processes, accumulation):
+    batches = 0
+    while batches * per_device_batch * processes < examples:
+        batches += 1
+    return max((batches + accumulation - 1) // accumulation, 1)
+
+
+def steps_no_processes(examples, per_device_batch, processes, accumulation):
+    return math.ceil(math.ceil(examples / per_device_batch) / accumulation)
+
+
+def steps_floor(examples, per_device_batch, processes, accumulation):
+    return max(examples // (per_device_batch * processes) // accumulation, 1)
+
+
+class CollectorEarlyReturn(TrainerCallback):
+    def __init__(self):
+        self.losses = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if not state.is_world_process_zero:
+            return
+        if logs.get("loss") is not None:
+            self.losses.append(logs["loss"])
+
+
+class CollectorDict(TrainerCallback):
+    def __init__(self):
+        super().__init__()
+        self.losses: list = []
+
+    def on_log(self, args, state, control, **kwargs):
+        logs = kwargs.get("logs") or {}
+        if state.is_world_process_zero and "loss" in logs:
+            self.losses += [float(logs["loss"])]
+
+
+class CollectorLocal(CollectorDict):
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_local_process_zero and "loss" in logs:
+            self.losses.append(logs["loss"])
+
+
+class CollectorAnyLoss(CollectorDict):
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if state.is_world_process_zero:
+            self.losses += [value for key, value in logs.items() if key.endswith("loss")]
+
+
+CORRECT = {
+    "10.1": [steps_ceil_trick, steps_by_loop],
+    "10.2": [CollectorEarlyReturn, CollectorDict],
+}
+
+MISTAKES = {
+    "10.1": [(steps_no_processes, "Each process reads its own batch"), (steps_floor, "the Trainer takes")],
+    "10.2": [(CollectorLocal, "is_local_process_zero=True"), (CollectorAnyLoss, "nothing else")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

@@ -1,0 +1,85 @@
+"""Lesson 11's exercises, tried as learners write them: correct answers written differently from the
+reference solution (they must pass) and realistic mistakes (they must fail with the hint that names the mistake).
+The answers are written here, not imported from the solutions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from exercise_cases import answer_tests
+from transformers import TrainerCallback
+from transformers.trainer_callback import ExportableState
+from transformers.trainer_utils import get_last_checkpoint
+
+
+def latest_by_glob(output_dir):
+    found = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-", 1)[1].isdigit()]
+    return str(max(found, key=lambda p: int(p.name.split("-")[1]))) if found else None
+
+
+def latest_by_library(output_dir):
+    return get_last_checkpoint(output_dir)
+
+
+def latest_by_text(output_dir):
+    names = sorted(n for n in os.listdir(output_dir) if n.startswith("checkpoint-"))
+    return os.path.join(output_dir, names[-1]) if names else None
+
+
+def latest_name_only(output_dir):
+    path = latest_by_glob(output_dir)
+    return os.path.basename(path) if path else None
+
+
+class CounterWithArgs(TrainerCallback, ExportableState):
+    def __init__(self, evaluations=0):
+        self.evaluations = evaluations
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations = self.evaluations + 1
+
+    def state(self):
+        return {"args": {"evaluations": self.evaluations}, "attributes": {}}
+
+
+class CounterAttributes(ExportableState, TrainerCallback):
+    def __init__(self):
+        self.evaluations = 0
+
+    def on_evaluate(self, *args, **kwargs):
+        self.evaluations += 1
+
+    def state(self):
+        return {"args": {}, "attributes": {"evaluations": self.evaluations}}
+
+
+class CounterForgotState(TrainerCallback, ExportableState):
+    def __init__(self):
+        self.evaluations = 0
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations += 1
+
+
+class CounterNoExport(TrainerCallback):
+    def __init__(self):
+        self.evaluations = 0
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations += 1
+
+
+CORRECT = {
+    "11.1": [latest_by_glob, latest_by_library],
+    "11.2": [CounterWithArgs, CounterAttributes],
+}
+
+MISTAKES = {
+    "11.1": [(latest_by_text, "as ints"), (latest_name_only, "whole path")],
+    "11.2": [(CounterForgotState, "implement a `state`"), (CounterNoExport, "ExportableState")],
+}
+
+test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
+    CORRECT, MISTAKES
+)

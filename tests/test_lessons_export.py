@@ -1,0 +1,78 @@
+"""The package and the lessons never drift apart: ``helpers/lessons/lesson_NN.py`` is exactly what lesson NN's
+``#| export`` cells give (``make export``), each module imports on its own, and no lesson or check uses the code
+of a later lesson."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.registry import lessons
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import export_lessons  # noqa: E402
+
+LESSON_IMPORT = re.compile(r"^\s*(?:from|import)\s+helpers\.lessons\.lesson_(\d\d)\b", re.MULTILINE)
+
+
+def test_every_lesson_module_is_what_its_notebook_exports() -> None:
+    found = export_lessons.differences()
+    assert not found, "run `make export`:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "helpers" / "lessons").glob("lesson_*.py")), ids=lambda p: p.stem)
+def test_a_lesson_module_imports_in_a_fresh_interpreter(path: Path) -> None:
+    """An exported cell that used a notebook variable it did not define would fail here (NameError)."""
+    module = f"helpers.lessons.{path.stem}"
+    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def _code(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
+
+
+@pytest.mark.parametrize("lesson", lessons(), ids=lambda lesson: lesson.number)
+def test_a_lesson_imports_the_code_of_earlier_lessons_only(lesson) -> None:
+    used = set(LESSON_IMPORT.findall(_code(lesson.path)))
+    later = sorted(number for number in used if number >= lesson.number)
+    assert not later, f"{lesson.file} imports helpers.lessons.lesson_{later[0]}: a lesson teaches its own code first"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "helpers" / "checks").glob("lesson_*.py")), ids=lambda p: p.stem)
+def test_a_lessons_checks_use_that_lesson_and_earlier_ones_only(path: Path) -> None:
+    number = path.stem.removeprefix("lesson_")
+    used = set(LESSON_IMPORT.findall(path.read_text(encoding="utf-8")))
+    assert all(found <= number for found in used), f"{path.name} imports the code of a later lesson: {sorted(used)}"
+
+
+def test_no_lesson_module_is_edited_by_hand_or_orphaned() -> None:
+    numbers = {lesson.number for lesson in lessons()}
+    for path in (ROOT / "helpers" / "lessons").glob("lesson_*.py"):
+        assert path.stem.removeprefix("lesson_") in numbers, f"{path.name} belongs to no lesson of lessons.toml"
+        assert export_lessons.GENERATED in path.read_text(encoding="utf-8"), f"{path.name} was not generated"
+
+
+def test_the_export_tool_refuses_a_forward_import(tmp_path: Path) -> None:
+    with pytest.raises(export_lessons.ExportError, match="earlier lessons only"):
+        export_lessons._check_lesson_imports("03", ["from helpers.lessons.lesson_05 import EventRecorder"], "x")
+    export_lessons._check_lesson_imports("06", ["from helpers.lessons.lesson_05 import EventRecorder"], "x")
+
+
+def test_the_export_tool_names_a_cell_that_is_not_plain_python() -> None:
+    with pytest.raises(export_lessons.ExportError, match="not plain Python"):
+        export_lessons._split_imports("!pip install x\n", "notebooks/99_x.ipynb")
+
+
+def test_exported_imports_are_gathered_at_the_top() -> None:
+    imports, rest = export_lessons._split_imports("import torch\n\nx = 1\nfrom os import path\n", "x")
+    assert imports == ["import torch", "from os import path"] and rest == "x = 1"
+    importlib.import_module("helpers.lessons")
