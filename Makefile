@@ -17,7 +17,7 @@ help:
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON)"
-	@echo "make participant-copies - learner copies without solutions or outputs, in participant_copies/"
+	@echo "make participant-copies REPO=owner/name - learner copies without solutions or outputs, in participant_copies/, pointed at the learners' repository"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
 	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
 	@echo "make test-colab - a simulated Colab (.venv-colab) runs the set-up cell and notebooks 00 and 03"
@@ -64,7 +64,8 @@ bench: venv
 	$(OFFLINE) $(PY) tools/bench.py
 
 participant-copies: venv
-	$(PY) tools/participant_copies.py
+	@test -n "$(REPO)" || (echo "usage: make participant-copies REPO=owner/name (the GitHub repository the learners clone)" && exit 2)
+	$(PY) tools/participant_copies.py --repo $(REPO)
 
 set-repo: venv
 	@test -n "$(REPO)" || (echo "usage: make set-repo REPO=owner/name" && exit 2)
@@ -96,3 +97,12 @@ test-browser: book
 
 datasheet: venv
 	$(OFFLINE) $(PY) tools/datasheet.py
+
+# The release ladder (docs/ladder.md): each claim probed on a series of transformers releases, each in its own
+# environment under .venv-ladder/ (needs the package registry for the installs; the probes run offline).
+# LADDER=all (default), ends (the oldest and the newest) or versions separated by commas; CHECK=1 compares a fresh
+# run with the committed docs/ladder/results.json instead of writing it.
+LADDER ?= all
+.PHONY: ladder
+ladder:
+	$(PYTHON) tools/ladder.py run --releases $(LADDER) $(if $(CHECK),--check)
