@@ -1,10 +1,14 @@
-"""tools/participant_copies.py: the learners' copy has no outputs and no solutions, and its exercises still load."""
+"""tools/participant_copies.py: the learners' copy has no outputs and no solutions, points every Colab badge and
+set-up cell at the participants' repository (`make participant-copies REPO=owner/name`), has a README written for
+learners, and its exercises still load. The workshop guide's steps match."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -13,13 +17,122 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import participant_copies  # noqa: E402
+from notebook_format import SETUP_MARKER, course_config  # noqa: E402
+
+PARTICIPANTS = "learners-org/trainer-course-2027"  # a repository name no file of the course contains
+COURSE_REPOSITORY = course_config()["repository"]
 
 
 @pytest.fixture(scope="module")
 def copy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("participants") / "course"
-    participant_copies.make_copies(out)
+    participant_copies.make_copies(PARTICIPANTS, out)
     return out
+
+
+def _text_files(folder: Path) -> dict[str, str]:
+    found = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and path.suffix in {".md", ".ipynb", ".py", ".toml", ".txt", ".yml", ".sh", ""}:
+            try:
+                found[str(path.relative_to(folder))] = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+    return found
+
+
+def test_every_badge_and_set_up_cell_points_at_the_participants_repository(copy_dir: Path) -> None:
+    """On Colab a learner's notebook clones what COURSE_REPO names, and a badge opens what its address names:
+    both must be the participants' repository, which holds no solutions and no outputs."""
+    assert PARTICIPANTS != COURSE_REPOSITORY
+    files = _text_files(copy_dir)
+    leaks = [name for name, text in files.items() if COURSE_REPOSITORY in text]
+    assert not leaks, f"the copy still names the full course {COURSE_REPOSITORY}: {leaks}"
+    colab = re.compile(r"colab\.research\.google\.com/github/[^)\s\"]+")
+    pages = [text for name, text in files.items() if name.endswith((".md", ".ipynb"))]  # not the tools' templates
+    badges = [url for text in pages for url in colab.findall(text)]
+    notebooks = sorted((copy_dir / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert len(badges) >= 2 * len(notebooks), "a badge in each notebook and in the README's syllabus"
+    assert all(url.startswith(f"colab.research.google.com/github/{PARTICIPANTS}/blob/") for url in badges), badges
+    for path in notebooks:
+        setup = [cell for cell in nbformat.read(path, as_version=4).cells if cell.source.startswith(SETUP_MARKER)]
+        assert len(setup) == 1 and f'COURSE_REPO = "{PARTICIPANTS}"' in setup[0].source, path.name
+    with open(copy_dir / "pyproject.toml", "rb") as handle:
+        assert tomllib.load(handle)["tool"]["course"]["repository"] == PARTICIPANTS
+
+
+def test_the_copy_needs_a_well_formed_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert participant_copies.main(["--out", str(tmp_path / "copy")]) == 2
+    assert "make participant-copies REPO=owner/name" in capsys.readouterr().err
+    with pytest.raises(participant_copies.ParticipantCopyError, match="owner/name"):
+        participant_copies.make_copies("not a repository", tmp_path / "copy")
+    assert not (tmp_path / "copy").exists(), "nothing is written for a bad repository"
+
+
+def test_make_passes_the_repository_on() -> None:
+    shown = subprocess.run(
+        ["make", "-n", "--no-print-directory", "participant-copies", f"REPO={PARTICIPANTS}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"tools/participant_copies.py --repo {PARTICIPANTS}" in shown, shown
+
+
+def test_the_copy_has_a_readme_for_learners(copy_dir: Path) -> None:
+    readme = (copy_dir / "README.md").read_text(encoding="utf-8")
+    for teacher_only in ("docs/workshop.md", "participant-copies", "against its solution", "{{"):
+        assert teacher_only not in readme, f"the learners' README says {teacher_only!r}"
+    assert f"git clone https://github.com/{PARTICIPANTS}.git" in readme
+    for entry in participant_copies.lessons():
+        assert f"(notebooks/{entry.file})" in readme, f"lesson {entry.number} is missing from the syllabus"
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    missing = [link for link in local if not (copy_dir / link).exists()]
+    assert local and not missing, missing
+
+
+def test_the_copys_own_tests_of_its_readme_pass(copy_dir: Path) -> None:
+    """The lessons' link lines point at ``README.md#syllabus`` and their claim boxes at the README's Sources table:
+    the copy's own tests of both pass against the learners' README (``make test`` in the copy runs them)."""
+    readme = (copy_dir / "README.md").read_text(encoding="utf-8")
+    assert "\n## Syllabus\n" in readme and "\n## Sources\n" in readme
+    tests = [f"tests/{name}" for name in ("test_notebook_nav.py", "test_sources.py")]
+    assert all((copy_dir / test).is_file() for test in tests), "the copy lost the tests that read its README"
+    path = os.pathsep.join(filter(None, [str(copy_dir), os.environ.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
+        cwd=copy_dir,
+        env={**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_the_copy_passes_its_own_lint(copy_dir: Path) -> None:
+    """``make test`` in the copy starts with ``make lint``: the stand-in for the solutions passes it too."""
+    ruff = Path(sys.executable).parent / "ruff"
+    folders = ["helpers", "tools", "tests", "notebooks"]
+    for command in (["check"], ["format", "--check"]):
+        result = subprocess.run([str(ruff), *command, *folders], cwd=copy_dir, capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-1000:]
+
+
+def test_the_workshop_guide_tells_teachers_and_learners_the_same_steps() -> None:
+    """The guide's "Before the session": make the copies for the participants' repository, publish them, and
+    have learners clone that repository (not the full course or a fork of it)."""
+    guide = (ROOT / "docs" / "workshop.md").read_text(encoding="utf-8")
+    section = guide.split("## Before the session", 1)[1].split("\n## ", 1)[0]
+    made = re.search(r"make participant-copies REPO=([\w.-]+/[\w.-]+)", section)
+    assert made, "the guide does not say how to make the copies for a repository"
+    repository = made.group(1)
+    assert f"git clone https://github.com/{repository}.git" in section, "learners clone another repository"
+    assert "fork of the course" not in section
+    steps = participant_copies.push_steps(repository, Path("participant_copies"), "main")
+    assert all(line in section for line in steps.splitlines()), "the guide's publishing steps differ from the tool's"
 
 
 def test_every_notebook_is_copied_valid_and_without_outputs(copy_dir: Path) -> None:
@@ -34,7 +147,8 @@ def test_every_notebook_is_copied_valid_and_without_outputs(copy_dir: Path) -> N
                 assert cell.outputs == [] and cell.execution_count is None, f"{name} still holds outputs"
                 assert "execution" not in cell.metadata
         original = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-        assert [cell.source for cell in notebook.cells] == [cell.source for cell in original.cells]
+        pointed = [cell.source.replace(COURSE_REPOSITORY, PARTICIPANTS) for cell in original.cells]
+        assert [cell.source for cell in notebook.cells] == pointed, "only the repository changes"
 
 
 def test_no_solutions_and_no_teacher_files(copy_dir: Path) -> None:
@@ -42,7 +156,11 @@ def test_no_solutions_and_no_teacher_files(copy_dir: Path) -> None:
     for relative in participant_copies.TEACHER_ONLY:
         assert not (copy_dir / relative).exists(), f"{relative} is for teachers"
     for path in (copy_dir / "tests").glob("*.py"):
-        assert "helpers.solutions" not in path.read_text(), f"{path.name} needs the solutions"
+        assert not participant_copies.needs_solutions(path), f"{path.name} needs the solutions"
+    answers = [path for pattern in participant_copies.ANSWER_TESTS for path in ROOT.glob(pattern)]
+    assert answers and not [path for path in answers if (copy_dir / path.relative_to(ROOT)).exists()], "answers"
+    written_out = [str(path) for path in copy_dir.rglob("*.py") if "CORRECT = {" in path.read_text(encoding="utf-8")]
+    assert not written_out, written_out
 
 
 def test_the_folder_has_what_it_needs_to_work_alone(copy_dir: Path) -> None:
@@ -96,15 +214,37 @@ def test_exercises_load_and_solutions_say_ask_your_teacher(copy_dir: Path) -> No
 def test_refuses_to_replace_a_folder_it_did_not_make(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(participant_copies.ParticipantCopyError, match="not made by this tool"):
-        participant_copies.make_copies(tmp_path)
+        participant_copies.make_copies(PARTICIPANTS, tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_a_second_run_replaces_the_first(copy_dir: Path) -> None:
     (copy_dir / "stale.txt").write_text("left over")
-    report = participant_copies.make_copies(copy_dir)
+    report = participant_copies.make_copies(PARTICIPANTS, copy_dir)
     assert not (copy_dir / "stale.txt").exists()
     assert any(path.startswith("helpers/solutions/") for path in report["left_out"]) or not list(
         (ROOT / "helpers" / "solutions").glob("*.py")
     )
     assert (copy_dir / "Makefile").is_file() and (copy_dir / participant_copies.MARKER).is_file()
+
+
+@pytest.mark.parametrize(
+    "source, needs",
+    [
+        ("from helpers.solutions import lesson_04", True),
+        ('check_paths([ROOT / "helpers" / "solutions"])', True),
+        ("path = 'helpers/solutions/lesson_04.py'", True),
+        ("from helpers.checks import lesson_04", False),
+    ],
+)
+def test_a_test_that_uses_the_solutions_is_recognised(tmp_path: Path, source: str, needs: bool) -> None:
+    path = tmp_path / "test_x.py"
+    path.write_text(source + "\n", encoding="utf-8")
+    assert participant_copies.needs_solutions(path) is needs
+
+
+def test_an_unknown_placeholder_in_the_learners_readme_is_refused(tmp_path: Path) -> None:
+    template = tmp_path / "readme.md"
+    template.write_text("clone {{repository}}; see {{wiki}}\n", encoding="utf-8")
+    with pytest.raises(participant_copies.ParticipantCopyError, match="wiki"):
+        participant_copies.learner_readme(PARTICIPANTS, "main", template)

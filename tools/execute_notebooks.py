@@ -108,9 +108,11 @@ def main(paths: list[str]) -> int:
         print(f"  {path.name}: {seconds:.1f} s", flush=True)
     update_readme()
     import export_lessons
-    import workshop_agenda  # the teacher's agendas are built from the same run times
+    import loaded_times
+    import workshop_agenda  # the teacher's agendas and planning table are built from the same run times
 
     workshop_agenda.main([])
+    loaded_times.main(["--guide"])
     return export_lessons.main([])
 
 

@@ -71,3 +71,36 @@ def port() -> Any:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+MISSING_GLYPHS = ("\ue000", "\U0010ffff")  # a private-use and a non-character code point: no font draws them
+# Draws a character in an element's own font on a canvas; the ink (pixels drawn) and the pixels that differ from
+# each missing code point. A missing glyph draws the font's empty box or nothing: the same as the others.
+GLYPH_JS = """(element, [mark, missing]) => {
+    const style = getComputedStyle(element);
+    const font = `${style.fontSize} ${style.fontFamily}`;
+    const draw = text => {
+        const canvas = document.createElement("canvas");
+        canvas.width = 96; canvas.height = 64;
+        const context = canvas.getContext("2d");
+        context.font = font; context.fillStyle = "#000"; context.textBaseline = "top";
+        context.fillText(text, 16, 16);
+        return context.getImageData(0, 0, 96, 64).data;
+    };
+    const ink = data => data.filter((value, index) => index % 4 === 3 && value > 0).length;
+    const differ = (a, b) => a.filter((value, index) => index % 4 === 3 && (value > 0) !== (b[index] > 0)).length;
+    const drawn = draw(mark);
+    return {font, ink: ink(drawn), differs: missing.map(code => differ(drawn, draw(code)))};
+}"""
+
+
+@pytest.fixture(scope="session")
+def draw_glyph() -> Any:
+    """``draw_glyph(locator, character)``: the character drawn on a canvas in the located element's font, as
+    ``{"font", "ink", "differs"}``: pixels of ink, and pixels that differ from each of :data:`MISSING_GLYPHS`.
+    A glyph that renders has ink and differs from both; a missing one draws what they draw (a box, or nothing)."""
+
+    def draw(locator: Any, character: str) -> dict[str, Any]:
+        return dict(locator.evaluate(GLYPH_JS, [character, list(MISSING_GLYPHS)]))
+
+    return draw

@@ -1,7 +1,12 @@
 """The built book (``make book``), served over HTTP on 127.0.0.1 and read in chromium.
 
 Every page loads without console errors and fetches nothing from outside the book, every image decodes,
-every internal link (fragment included) resolves, and the search finds ``compute_loss`` in lessons 07 and 08.
+every internal link (fragment included) resolves, and the search finds ``compute_loss`` in the lessons that
+override it. The pages fit: at 1280 px no code block, table or cell output of the landing page, the cheat sheet
+or a lesson scrolls sideways; at 390 px no page is wider than the screen and a table too wide for it scrolls in
+its own box. A verdict mark renders as a glyph (not the missing-glyph box), the set-up cell shows one line that
+says what it does instead of its code, and dark mode shows no empty output box. Which pages are lessons comes
+from the registry (``lessons.toml``); no lesson's file is named here.
 """
 
 from __future__ import annotations
@@ -16,11 +21,53 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin
 
+import nbformat
 import pytest
 
-# the lessons the search must find, by the start of their file name
-SEARCH_TERM, SEARCH_MUST_FIND = "compute_loss", ("07_", "08_")
-SCREENSHOT_PAGES = ("README.html", "notebooks/05_callback_events.html", "docs/cheatsheet.html")
+from helpers.checks.core import _MARKS as VERDICT_MARKS
+from helpers.registry import lessons
+
+SEARCH_TERM = "compute_loss"
+LANDING, CHEATSHEET = "README.html", "docs/cheatsheet.html"
+LESSON_PAGES = tuple(f"notebooks/{entry.stem}.html" for entry in lessons())
+SCREENSHOT_PAGES = (LANDING, CHEATSHEET, *LESSON_PAGES)
+SETUP_PROMPT_START = "Set-up cell:"  # docs/book/conf.py SETUP_PROMPT
+
+
+def lessons_defining(name: str) -> list[str]:
+    """The lesson pages whose code defines ``name`` (``def name(``): what the search must find."""
+    found = []
+    for entry in lessons():
+        cells = nbformat.read(entry.path, as_version=4).cells
+        if any(cell.cell_type == "code" and f"def {name}(" in cell.source for cell in cells):
+            found.append(f"notebooks/{entry.stem}.html")
+    return found
+
+
+# Elements that must not scroll sideways at 1280 px: visible code blocks, tables, table boxes and cell outputs,
+# the page's table of contents, and the page itself.
+OVERFLOW_JS = """() => {
+    const selector = "article pre, article table, article .pst-scrollable-table-container, article .cell_output, "
+        + "article div.output.text_html, .bd-sidebar-secondary, html";
+    const shown = element => element.checkVisibility() && !element.closest("details:not([open])");
+    return [...document.querySelectorAll(selector)].filter(shown)
+        .filter(element => element.scrollWidth > (element === document.documentElement
+            ? window.innerWidth : element.clientWidth) + 1)
+        .map(element => [element.tagName.toLowerCase() + "." + element.className.split(" ")[0],
+            element.scrollWidth, element.clientWidth, (element.textContent || "").trim().slice(0, 50)]);
+}"""
+
+# At 390 px: the page is no wider than the screen, and every table wider than its column sits in a box that
+# scrolls (overflow-x auto or scroll) and shows that it does (its scroll bar is not hidden).
+NARROW_JS = """() => {
+    const scrolls = element => ["auto", "scroll"].includes(getComputedStyle(element).overflowX)
+        && getComputedStyle(element).scrollbarWidth !== "none";
+    const stuck = [...document.querySelectorAll("article table")].filter(table => {
+        const box = table.closest(".pst-scrollable-table-container, div.output.text_html");
+        return table.getBoundingClientRect().width > table.parentElement.clientWidth + 1 && !(box && scrolls(box));
+    }).map(table => (table.textContent || "").trim().slice(0, 50));
+    return {page: document.documentElement.scrollWidth, screen: window.innerWidth, stuck};
+}"""
 
 
 def book_pages(book: Path) -> list[str]:
@@ -96,6 +143,7 @@ def visited(browser: Any, server: str, book_dir: Path, screenshots: Path) -> dic
             "outside": outside[before:],
             "images": images,
             "links": [link for link in links if link.startswith(server)],
+            "overflow": page.evaluate(OVERFLOW_JS) if name in SCREENSHOT_PAGES else [],
         }
         if name in SCREENSHOT_PAGES:
             figure = page.locator(".cell_output img, img[src*='loop_map']").first
@@ -158,7 +206,11 @@ def test_every_internal_link_resolves(visited: dict[str, dict[str, Any]]) -> Non
     print(f"\n{len(links)} distinct internal links ({len(pages)} targets) resolve")
 
 
-def test_search_finds_compute_loss_in_lessons_07_and_08(browser: Any, server: str, screenshots: Path) -> None:
+def test_search_finds_compute_loss_in_the_lessons_that_override_it(
+    browser: Any, server: str, screenshots: Path
+) -> None:
+    must_find = lessons_defining(SEARCH_TERM)
+    assert must_find, f"no lesson defines {SEARCH_TERM}: the search test has nothing to look for"
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(urljoin(server, f"search.html?q={SEARCH_TERM}"), wait_until="load")
     page.wait_for_function(
@@ -168,6 +220,104 @@ def test_search_finds_compute_loss_in_lessons_07_and_08(browser: Any, server: st
     found = page.evaluate("() => [...document.querySelectorAll('#search-results ul.search a')].map(a => a.href)")
     page.screenshot(path=str(screenshots / "book_search_compute_loss.png"))
     page.close()
-    for lesson in SEARCH_MUST_FIND:
-        assert any(f"/notebooks/{lesson}" in link for link in found), (lesson, found)
-    print(f"\nsearch {SEARCH_TERM!r}: {len(found)} pages, first {found[0].rsplit('/', 1)[-1]}")
+    for lesson in must_find:
+        assert any(urldefrag(link)[0].endswith(lesson) for link in found), (lesson, found)
+    print(f"\nsearch {SEARCH_TERM!r}: {len(found)} pages, first {found[0].rsplit('/', 1)[-1]}; must find {must_find}")
+
+
+def test_no_code_block_or_table_scrolls_sideways_at_1280_px(visited: dict[str, dict[str, Any]]) -> None:
+    """The landing page, the cheat sheet and every lesson: the column holds 88-character code lines, the tables
+    fit, and printed text wraps as in JupyterLab."""
+    assert set(SCREENSHOT_PAGES) <= set(visited), sorted(set(SCREENSHOT_PAGES) - set(visited))
+    overflowing = {name: visited[name]["overflow"] for name in SCREENSHOT_PAGES if visited[name]["overflow"]}
+    for name, elements in overflowing.items():
+        print(f"\n{name}: {len(elements)} element(s) wider than their box, e.g. {elements[:3]}")
+    assert not overflowing, {name: len(elements) for name, elements in overflowing.items()}
+
+
+@pytest.mark.parametrize("width", [390])
+def test_narrow_screens_keep_the_page_and_scroll_wide_tables_in_their_box(
+    browser: Any, server: str, screenshots: Path, width: int
+) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 844}, device_scale_factor=2)
+    problems = {}
+    for name in SCREENSHOT_PAGES:
+        page = context.new_page()
+        page.goto(urljoin(server, name), wait_until="load")
+        measured = page.evaluate(NARROW_JS)
+        if measured["page"] > measured["screen"] or measured["stuck"]:
+            problems[name] = measured
+        if name in (LANDING, CHEATSHEET):
+            page.screenshot(path=str(screenshots / f"book_{Path(name).stem}_{width}px.png"))
+        page.close()
+    context.close()
+    assert not problems, problems
+
+
+def _verdict_page(book_dir: Path) -> tuple[str, str]:
+    """A lesson page that shows a verdict, and the mark it shows (by content, not by name)."""
+    for name in LESSON_PAGES:
+        text = (book_dir / name).read_text(encoding="utf-8")
+        for mark in VERDICT_MARKS.values():
+            if mark in text:
+                return name, mark
+    pytest.fail("no lesson page shows a verdict mark (✔ ✘ ✎ ⚠): the committed outputs have no exercise check.")
+
+
+def test_a_verdict_mark_renders_as_a_glyph(
+    browser: Any, server: str, book_dir: Path, screenshots: Path, draw_glyph: Any
+) -> None:
+    """Drawn in the output's own font, the mark leaves ink, and differs from code points no font has; without a
+    font that has it, chromium draws the same empty box (or nothing) for all three."""
+    name, mark = _verdict_page(book_dir)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(urljoin(server, name), wait_until="load")
+    output = page.locator("div.cell_output pre", has_text=mark).first
+    output.scroll_into_view_if_needed()
+    output.screenshot(path=str(screenshots / "book_verdict.png"))
+    drawn = draw_glyph(output, mark[0])
+    page.close()
+    print(f"\n{name}: {mark[0]} in {drawn['font']}: {drawn['ink']} pixels of ink, differs by {drawn['differs']}")
+    assert drawn["ink"] > 0 and min(drawn["differs"]) > 0, drawn
+
+
+def test_the_set_up_cell_says_what_it_does_and_hides_its_code(browser: Any, server: str) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = {}
+    for name in LESSON_PAGES:
+        page.goto(urljoin(server, name), wait_until="load")
+        shown = page.evaluate(
+            """() => {
+                const cell = document.querySelector("div.cell.tag_hide-input");
+                if (!cell) return null;
+                const title = [...cell.querySelectorAll("summary p")].find(p => p.getClientRects().length > 0);
+                const code = cell.querySelector("div.cell_input pre");
+                const shown = code && code.checkVisibility() && !code.closest("details:not([open])");
+                return {title: title ? title.textContent.trim() : "",
+                        code_lines_shown: shown ? code.textContent.split("\\n").length : 0};
+            }"""
+        )
+        if not shown or not shown["title"].startswith(SETUP_PROMPT_START) or shown["code_lines_shown"]:
+            problems[name] = shown
+    page.close()
+    assert not problems, problems
+
+
+def test_dark_mode_shows_no_empty_output_box(browser: Any, server: str, screenshots: Path) -> None:
+    """An HTML output left empty (a cleared progress bar) is not drawn; in dark mode the theme gives HTML
+    outputs a light box, which showed as a grey strip under each progress table."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+    page = context.new_page()
+    found = {}
+    for name in LESSON_PAGES:
+        page.goto(urljoin(server, name), wait_until="load")
+        assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
+        empty = page.evaluate(
+            """() => [...document.querySelectorAll("div.cell_output > div.output")]
+                .filter(box => !box.textContent.trim() && !box.querySelector("img, svg, table, progress, canvas"))
+                .filter(box => box.getBoundingClientRect().height > 0).length"""
+        )
+        if empty:
+            found[name] = empty
+    context.close()
+    assert not found, found

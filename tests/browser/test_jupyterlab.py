@@ -1,7 +1,8 @@
-"""JupyterLab from .venv, on a temporary copy of the repository: notebook 00, Run All Cells from the menu.
+"""JupyterLab from .venv, on a temporary copy of the repository: the first lesson, Run All Cells from the menu.
 
 What a learner sees after ``make lab`` and Run All: the set-up cell's profile line, a rendered plot and an
-exercise verdict. JupyterLab 4 keeps off-screen cells out of layout, so the page is read with ``textContent``
+exercise verdict whose mark renders as a glyph (not the missing-glyph box). The lesson is the registry's first
+(``lessons.toml``). JupyterLab 4 keeps off-screen cells out of layout, so the page is read with ``textContent``
 (``innerText`` is empty there); the test waits for the notebook's kernel to exist on the server rather than for
 the idle indicator, and opens the notebook with ``?reset`` so that no earlier workspace is restored.
 """
@@ -23,9 +24,10 @@ from typing import Any
 import pytest
 
 from helpers.checks.core import _MARKS as VERDICT_MARKS
+from helpers.registry import lessons
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = "notebooks/00_start_here.ipynb"
+NOTEBOOK = f"notebooks/{lessons()[0].file}"
 NOT_COPIED = {".git", ".venv", ".venv-latest", "_build", "runs", "participant_copies", ".pytest_cache"}
 PROFILE_LINE = "profile: "  # printed by helpers.setup_notebook in the set-up cell
 
@@ -107,8 +109,8 @@ def _wait_for_kernel(url: str, token: str, timeout: float = 120) -> str:
     pytest.fail(f"no kernel was started for {NOTEBOOK} within {timeout:.0f} s.")
 
 
-def test_run_all_cells_of_notebook_00_shows_profile_plot_and_verdict(
-    browser: Any, lab: tuple[str, str], screenshots: Path
+def test_run_all_cells_of_the_first_lesson_shows_profile_plot_and_verdict(
+    browser: Any, lab: tuple[str, str], screenshots: Path, draw_glyph: Any
 ) -> None:
     url, token = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -149,9 +151,13 @@ def test_run_all_cells_of_notebook_00_shows_profile_plot_and_verdict(
     verdict.evaluate("element => element.scrollIntoView({block: 'center'})")
     page.wait_for_timeout(500)
     page.screenshot(path=str(screenshots / "jupyterlab_00_verdict.png"))
+    glyph = draw_glyph(verdict.locator("pre").first, verdicts[0][0])
     page.close()
     print(
-        f"\nRun All: outputs after {seconds:.0f} s; {profile.strip()[:100]}; verdicts {verdicts}; plot {width} px wide"
+        f"\nRun All: outputs after {seconds:.0f} s; {profile.strip()[:100]}; verdicts {verdicts}; "
+        f"plot {width} px wide; {verdicts[0][0]} in {glyph['font']}: {glyph['ink']} pixels of ink, "
+        f"differs by {glyph['differs']}"
     )
     assert width > 0, "the plot's image did not decode"
+    assert glyph["ink"] > 0 and min(glyph["differs"]) > 0, f"the verdict mark draws as a missing glyph: {glyph}"
     assert not errors, errors

@@ -1,0 +1,100 @@
+"""The README tells a newcomer what the first install costs (measured, from docs/setup_facts.json, never typed),
+says one thing about the Python version everywhere, and links its documents instead of naming them."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import setup_facts  # noqa: E402
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_block_is_what_the_measured_file_gives() -> None:
+    block = README.split(setup_facts.START, 1)[1].split(setup_facts.END, 1)[0].strip()
+    assert block == setup_facts.setup_block(), "stale: run `python tools/setup_facts.py`"
+    facts = setup_facts.load_facts()
+    if "install" in facts:
+        assert f"{facts['install']['venv_bytes'] / 1e9:.1f} GB" in block
+
+
+def test_a_figure_not_measured_is_said_to_be_so() -> None:
+    empty = setup_facts.setup_block({})
+    assert "First install**: not measured yet" in empty and "make test`**: not measured yet" in empty
+    measured = setup_facts.setup_block(
+        {
+            "install": {
+                "venv_bytes": 2.4e9,
+                "download_bytes": 0.7e9,
+                "seconds": 300,
+                "machine": "2-core CPU",
+                "date": "2026-01-01",
+                "python": "3.11.7",
+                "packages_from": "PyPI",
+            },
+            "test": {"seconds": 1015, "machine": "2-core CPU", "date": "2026-01-02"},
+        }
+    )
+    assert "2.4 GB" in measured and "5 minutes" in measured and "17 minutes" in measured
+
+
+def test_without_markers_the_tool_says_where_the_block_goes(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# no markers\n", encoding="utf-8")
+    with pytest.raises(setup_facts.SetupFactsError, match="setup-facts:start"):
+        setup_facts.write_readme(readme, {})
+
+
+def test_one_python_statement_everywhere() -> None:
+    """Tested: Python 3.11 (CI and the measured install); Colab runs 3.12. Every file says the same."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        project = tomllib.load(handle)
+    assert project["project"]["requires-python"] == ">=3.11"
+    assert project["tool"]["ruff"]["target-version"] == "py311"
+    assert re.search(r"(?m)^\s*- python=3\.11$", (ROOT / "environment.yml").read_text(encoding="utf-8"))
+    assert "tested together on Python 3.11" in (ROOT / "requirements.txt").read_text(encoding="utf-8")
+    assert "**Python 3.11** (the version the course is tested on; Colab runs 3.12)" in README
+    guide = (ROOT / "docs" / "workshop.md").read_text(encoding="utf-8")
+    assert "Python 3.11 (tested; Colab runs 3.12)" in guide
+    for text in (README, guide):
+        assert not re.search(r"3\.10 (or newer|to 3\.12)", text), "an untested version range"
+    facts = setup_facts.load_facts()
+    if "install" in facts:
+        assert facts["install"]["python"].startswith("3.11."), "the install was measured on another Python"
+
+
+def test_the_readme_links_its_documents() -> None:
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README)
+    for document in ("docs/workshop.md", "docs/authoring.md", "docs/cheatsheet.md", "docs/ladder.md", "data/README.md"):
+        assert document in links, f"{document} is named but not linked"
+    local = [link for link in links if not link.startswith(("http://", "https://"))]
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, missing
+
+
+def test_the_readme_says_which_torch_and_what_to_do_on_windows() -> None:
+    assert "https://download.pytorch.org/whl/cpu" in README and "CUDA build" in README
+    assert "WSL" in README and ".venv\\Scripts\\python -m pip install -r requirements.txt" in README
+
+
+def test_a_make_test_timed_elsewhere_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    facts, readme = tmp_path / "setup_facts.json", tmp_path / "README.md"
+    readme.write_text(f"intro\n{setup_facts.START}\nold\n{setup_facts.END}\nrest\n", encoding="utf-8")
+    monkeypatch.setattr(setup_facts, "FACTS", facts)
+    monkeypatch.setattr(setup_facts, "README", readme)
+    monkeypatch.setattr(setup_facts, "ROOT", tmp_path)
+    assert setup_facts.main(["record-test"]) == 1, "no --seconds: refused"
+    assert setup_facts.main(["record-test", "--seconds", "0"]) == 1
+    assert not facts.exists()
+    assert setup_facts.main(["record-test", "--seconds", "1015.4"]) == 0
+    assert setup_facts.load_facts(facts)["test"]["seconds"] == 1015.4
+    text = readme.read_text(encoding="utf-8")
+    assert "**`make test`**: 17 minutes on a" in text and "old" not in text and text.endswith("rest\n")
+    assert setup_facts.main(["--check"]) == 0

@@ -1,0 +1,273 @@
+"""What a newcomer's first install costs, measured, never typed: the README's set-up facts.
+
+Usage:
+    python tools/setup_facts.py                   rewrite the README block from docs/setup_facts.json
+    python tools/setup_facts.py --check           exit 1 if the README block is not what the file gives
+    python tools/setup_facts.py measure-install   clone the course into a temporary folder, time `make venv` there,
+                                                  measure the size of its .venv (du) and how long `jupyter lab`
+                                                  takes to answer; record them, rewrite the block
+    python tools/setup_facts.py measure-test      time `make test` in this checkout; record it, rewrite the block
+    python tools/setup_facts.py record-test --seconds S
+                                                  record a `make test` that took S seconds on this machine (timed
+                                                  by the caller, e.g. `/usr/bin/time -f %e make test`), rewrite
+                                                  the block
+
+Run the measuring modes on a quiet machine (the course's own runs take ``flock /tmp/course-cpu.lock``). The figures
+go to ``docs/setup_facts.json`` with the machine, the date and the Python version, and the README shows them
+between ``<!-- setup-facts:start -->`` and ``<!-- setup-facts:end -->``; the learners' README of a participant
+copy shows the same block (``tools/participant_copies.py``). A figure not measured yet is said to be so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = ROOT / "docs" / "setup_facts.json"
+README = ROOT / "README.md"
+START, END = "<!-- setup-facts:start -->", "<!-- setup-facts:end -->"
+WRAP = 112  # the README's prose width
+
+
+class SetupFactsError(RuntimeError):
+    """A measurement failed, or the README has no place for the block."""
+
+
+def load_facts(path: Path | None = None) -> dict[str, Any]:
+    """The measured facts (an empty dict when nothing was measured yet), from :data:`FACTS` unless ``path``."""
+    path = FACTS if path is None else path
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} minutes"
+
+
+def setup_block(facts: dict[str, Any] | None = None) -> str:
+    """The README's sentences on the first install, from the measured facts."""
+    facts = load_facts() if facts is None else facts
+    install, lab, test = facts.get("install"), facts.get("lab_start"), facts.get("test")
+    lines = []
+    if install:
+        size = install["venv_bytes"] / 1e9
+        lines.append(
+            f"- **First install**: `.venv` takes {size:.1f} GB of disk (CPU torch). `make venv` (the first step of "
+            f"`make lab` and `make test`) took {_minutes(install['seconds'])} on a {install['machine']} "
+            f"({install['date']}, Python {install['python']}) with the packages already downloaded "
+            f"({install['packages_from']}); over the internet add the download, about "
+            f"{install['download_bytes'] / 1e9:.1f} GB of wheels."
+        )
+    else:
+        lines.append("- **First install**: not measured yet (`python tools/setup_facts.py measure-install`).")
+    if lab:
+        lines.append(
+            f"- **`make lab`** once `.venv` exists: JupyterLab answered after {_minutes(lab['seconds'])} on the same "
+            "machine; your browser opens it."
+        )
+    if test:
+        lines.append(
+            f"- **`make test`**: {_minutes(test['seconds'])} on a {test['machine']} ({test['date']}): the unit "
+            "tests, then every notebook top to bottom."
+        )
+    else:
+        lines.append("- **`make test`**: not measured yet (`python tools/setup_facts.py measure-test`).")
+    wrapped = [textwrap.fill(line, width=WRAP, subsequent_indent="  ", break_on_hyphens=False) for line in lines]
+    return "\n".join(wrapped)
+
+
+def with_block(text: str, block: str) -> str:
+    """``text`` with the part between the markers replaced by ``block``.
+
+    Raises:
+        SetupFactsError: the markers are missing.
+    """
+    if START not in text or END not in text:
+        raise SetupFactsError(f"README.md has no {START} ... {END} markers for the set-up facts.")
+    before, rest = text.split(START, 1)
+    return before + START + "\n" + block + "\n" + END + rest.split(END, 1)[1]
+
+
+def write_readme(readme: Path | None = None, facts: dict[str, Any] | None = None) -> bool:
+    """Rewrite the block (in :data:`README` unless ``readme``); True when the README changed."""
+    readme = README if readme is None else readme
+    text = readme.read_text(encoding="utf-8")
+    updated = with_block(text, setup_block(facts))
+    if updated != text:
+        readme.write_text(updated, encoding="utf-8")
+    return updated != text
+
+
+def _record(key: str, values: dict[str, Any]) -> None:
+    facts = load_facts()
+    facts[key] = values
+    FACTS.write_text(json.dumps(facts, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _machine() -> str:
+    return f"{os.cpu_count()}-core CPU"
+
+
+def du_bytes(folder: Path) -> int:
+    """Disk usage of a folder, as ``du -sb`` counts it (hard links once)."""
+    result = subprocess.run(["du", "-sb", str(folder)], check=True, capture_output=True, text=True)
+    return int(result.stdout.split()[0])
+
+
+def download_bytes(clone: Path) -> int:
+    """The size of the packages ``make venv`` installs, as pip downloads them (wheels and source archives), for
+    this platform: ``pip download`` of the two requirement files into a temporary folder."""
+    pip = [str(clone / ".venv" / "bin" / "python"), "-m", "pip", "download", "-q", "--disable-pip-version-check"]
+    with tempfile.TemporaryDirectory(prefix="course-wheels-") as folder:
+        for extra in (
+            ["-r", "requirements.txt", "-c", "constraints.txt"],
+            ["--no-deps", "-r", "requirements-nodeps.txt"],
+        ):
+            result = subprocess.run([*pip, "-d", folder, *extra], cwd=clone, capture_output=True, text=True)
+            if result.returncode:
+                raise SetupFactsError(f"pip download failed: {result.stderr[-2000:]}")
+        return sum(path.stat().st_size for path in Path(folder).iterdir() if path.is_file())
+
+
+def _lab_start_seconds(clone: Path) -> float:
+    """Seconds until a fresh ``jupyter lab`` in ``clone`` answers on its API (the browser then opens it)."""
+    import secrets
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = secrets.token_hex(8)
+    command = [str(clone / ".venv" / "bin" / "jupyter"), "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}"]
+    command += [f"--IdentityProvider.token={token}", "--notebook-dir=notebooks", "--LabApp.news_url=None"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=clone, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while time.perf_counter() - started < 120:
+            try:
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/api/status", headers={"Authorization": f"token {token}"}
+                )
+                urllib.request.urlopen(request, timeout=1).close()
+                return time.perf_counter() - started
+            except OSError:
+                time.sleep(0.1)
+        raise SetupFactsError("jupyter lab did not answer within 120 s.")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def measure_install(packages_from: str) -> dict[str, Any]:
+    """Clone this checkout's committed course into a temporary folder and time ``make venv`` there."""
+    with tempfile.TemporaryDirectory(prefix="course-install-") as folder:
+        clone = Path(folder) / "course"
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+        started = time.perf_counter()
+        result = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
+        seconds = time.perf_counter() - started
+        if result.returncode:
+            raise SetupFactsError(
+                f"`make venv` failed in the fresh clone:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+            )
+        venv = clone / ".venv"
+        python = subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        values = {
+            "seconds": round(seconds, 1),
+            "venv_bytes": du_bytes(venv),
+            "download_bytes": download_bytes(clone),
+            "machine": _machine(),
+            "python": python,
+            "date": datetime.date.today().isoformat(),
+            "packages_from": packages_from,
+        }
+        lab = {"seconds": round(_lab_start_seconds(clone), 1), "machine": _machine()}
+    _record("install", values)
+    _record("lab_start", lab)
+    return values
+
+
+def record_test(seconds: float) -> dict[str, Any]:
+    """Record a passing ``make test`` that took ``seconds`` on this machine.
+
+    Raises:
+        SetupFactsError: ``seconds`` is not a positive duration.
+    """
+    if not seconds > 0:
+        raise SetupFactsError(f"--seconds must be the measured duration of `make test`, got {seconds}.")
+    values = {"seconds": round(seconds, 1), "machine": _machine(), "date": datetime.date.today().isoformat()}
+    values["python"] = platform.python_version()
+    _record("test", values)
+    return values
+
+
+def measure_test() -> dict[str, Any]:
+    """Time ``make test`` in this checkout."""
+    started = time.perf_counter()
+    result = subprocess.run(["make", "test"], cwd=ROOT)
+    seconds = time.perf_counter() - started
+    if result.returncode:
+        raise SetupFactsError("`make test` failed; fix it before recording its time.")
+    return record_test(seconds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "mode", nargs="?", choices=("write", "measure-install", "measure-test", "record-test"), default="write"
+    )
+    parser.add_argument("--seconds", type=float, help="record-test: how long the passing `make test` took")
+    parser.add_argument("--check", action="store_true", help="only report whether the README block is current")
+    parser.add_argument(
+        "--packages-from",
+        default="pip's configured index",
+        help="where `make venv` got its packages, said next to the time (e.g. 'a local package mirror')",
+    )
+    options = parser.parse_args(argv)
+    try:
+        if options.check:
+            text = README.read_text(encoding="utf-8")
+            if with_block(text, setup_block()) != text:
+                print("README.md: the set-up facts are stale; run `python tools/setup_facts.py`.", file=sys.stderr)
+                return 1
+            print("README.md: the set-up facts match docs/setup_facts.json.")
+            return 0
+        if options.mode == "measure-install":
+            if shutil.which("make") is None:
+                raise SetupFactsError("`make` is not installed.")
+            print(measure_install(options.packages_from))
+        elif options.mode == "measure-test":
+            print(measure_test())
+        elif options.mode == "record-test":
+            if options.seconds is None:
+                raise SetupFactsError("record-test needs --seconds S: how long the passing `make test` took.")
+            print(record_test(options.seconds))
+        write_readme()
+    except SetupFactsError as error:
+        print(f"setup_facts: {error}", file=sys.stderr)
+        return 1
+    print(f"README.md: set-up facts written from {FACTS.relative_to(ROOT)}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
