@@ -1,7 +1,9 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
-Shared by lesson 09, lesson 08 (through ``helpers.gradients``) and ``tools/bench.py``. What the lesson teaches
-(which switch to flip, and why) stays in the notebook; this module only measures, the same way everywhere:
+Shared by lesson 09, lesson 08 (``helpers.lessons.lesson_08``) and ``tools/bench.py``. What the lesson teaches
+(which switch to flip, and why) stays in the notebook, and the Trainers it times come from the course's one
+factory (lesson 01's ``make_trainer``, with lesson 09's ``MEASUREMENT_SETTINGS``); this module only measures,
+the same way everywhere:
 
 * :func:`timed_train` times each optimizer step of a real ``Trainer`` run with :class:`StepTimer`
   (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
@@ -12,6 +14,7 @@ Shared by lesson 09, lesson 08 (through ``helpers.gradients``) and ``tools/bench
 * :func:`padding_report` gives the padded-token fraction of whole dataloaders (via ``helpers.data.padding_stats``).
 * :func:`saved_tensor_bytes` counts the bytes autograd keeps for the backward pass (works on any device), and
   :func:`cuda_peak_mib` reads the CUDA allocator's peak (GPU only).
+* :func:`save_figures` hands a lesson's figures to the GPU run (``tools/gpu_run.py``) when it asks for them.
 """
 
 from __future__ import annotations
@@ -346,57 +349,32 @@ def compare_padding(
     }
 
 
-def measurement_trainer(
-    model: Any,
-    tokenizer: Any,
-    train_set: Any,
-    output_dir: Any,
-    batch_size: int,
-    collator: Any = None,
-    callbacks: list[Any] | None = None,
-    *,
-    trainer_class: Any = None,
-    **overrides: Any,
-) -> Any:
-    """A quiet Trainer for timing: one epoch, no saving, no logging, no printed summary, seeded.
+RESULTS_VARIABLE = "COURSE_RESULTS_DIR"
+
+
+def save_figures(lesson_number: str, figures: Mapping[str, Any]) -> Any:
+    """Write a lesson's measured figures to ``$COURSE_RESULTS_DIR/<notebook>.json`` for ``tools/gpu_run.py``.
+
+    Does nothing (returns ``None``) when the variable is not set, as in a learner's run; otherwise returns the path.
+    The GPU run reads these files and checks them against its list of GPU checks (``tools/gpu_run.py``).
 
     Args:
-        model, tokenizer, train_set: what to train on; the model is reused, so variants measure speed, not accuracy.
-        output_dir: the Trainer's output folder (nothing is saved there).
-        batch_size: ``per_device_train_batch_size`` (an override may change it).
-        collator: the data collator; ``DataCollatorWithPadding(tokenizer)`` (dynamic padding) by default.
-        callbacks: extra callbacks.
-        trainer_class: a ``Trainer`` subclass to build instead of ``Trainer`` (for comparing an override).
-        overrides: any ``TrainingArguments`` keyword (``max_steps``, ``train_sampling_strategy``, ``bf16``, ...).
+        lesson_number: the lesson's two-digit number, as ``lessons.toml`` has it (``"09"``).
+        figures: JSON-serialisable figures, keyed as the GPU run's checks name them.
     """
-    import torch
-    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
+    import json
+    import os
+    from pathlib import Path
 
-    from helpers.trainers import quiet
+    from helpers.registry import lesson
 
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise PerformanceError(f"batch_size must be a positive int, got {batch_size!r}.")
-    settings: dict[str, Any] = dict(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=batch_size,
-        num_train_epochs=1,
-        learning_rate=1e-4,
-        save_strategy="no",
-        report_to="none",
-        seed=0,
-        disable_tqdm=True,
-        logging_strategy="no",
-        use_cpu=not (torch.cuda.is_available() or torch.backends.mps.is_available()),
-    )
-    settings.update(overrides)
-    trainer_class = Trainer if trainer_class is None else trainer_class
-    if not (isinstance(trainer_class, type) and issubclass(trainer_class, Trainer)):
-        raise PerformanceError(f"trainer_class must be Trainer or a subclass of it, got {trainer_class!r}.")
-    trainer = trainer_class(
-        model=model,
-        args=TrainingArguments(**settings),
-        train_dataset=train_set,
-        data_collator=collator or DataCollatorWithPadding(tokenizer),
-        callbacks=callbacks,
-    )
-    return quiet(trainer)  # with disable_tqdm, PrinterCallback would print every run's summary
+    if not isinstance(figures, Mapping):
+        raise PerformanceError(f"figures must be a dict of measured values, got {type(figures).__name__}.")
+    stem = lesson(lesson_number).stem  # a clear error for a lesson that does not exist
+    folder = os.environ.get(RESULTS_VARIABLE)
+    if not folder:
+        return None
+    path = Path(folder) / f"{stem}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dict(figures), indent=2, sort_keys=True, default=str) + "\n")
+    return path

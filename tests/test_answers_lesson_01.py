@@ -47,6 +47,40 @@ def collate_left_padding(features, pad_token_id=0):
     }
 
 
+def collate_from_the_features_mask(features, pad_token_id=0):
+    """Pads the mask the tokenizer already put in each row: the rows a Trainer hands a collator carry one (the old
+    check passed rows without it, so this correct answer was told its code raised KeyError)."""
+    width = max(len(f["input_ids"]) for f in features)
+    return {
+        "input_ids": torch.tensor([f["input_ids"] + [pad_token_id] * (width - len(f["input_ids"])) for f in features]),
+        "attention_mask": torch.tensor(
+            [f["attention_mask"] + [0] * (width - len(f["attention_mask"])) for f in features]
+        ),
+        "labels": torch.tensor([f["label"] for f in features]),
+    }
+
+
+def collate_every_key(features, pad_token_id=0):
+    """Pads every list in the rows, token_type_ids included, as DataCollatorWithPadding does (the old check's rows
+    had no token_type_ids: KeyError, misjudged)."""
+    width = max(len(f["input_ids"]) for f in features)
+    pads = {"input_ids": pad_token_id, "attention_mask": 0, "token_type_ids": 0}
+    batch = {key: torch.tensor([f[key] + [pad] * (width - len(f[key])) for f in features]) for key, pad in pads.items()}
+    batch["labels"] = torch.tensor([f["label"] for f in features])
+    return batch
+
+
+def collate_other_parameter_name(features, pad_id=0):
+    """Calls its pad id `pad_id`: the old check reported 'your code raised TypeError ... (at _check_collator)',
+    a line inside the check; now the message names the signature the check calls."""
+    return collate_pad_sequence(features, pad_id)
+
+
+def args_without_parameter():
+    """Takes no output_dir: the old message pointed at the check's line (at _check_training_args)."""
+    return args_enum_style("out")
+
+
 def args_enum_style(output_dir):
     from transformers.trainer_utils import IntervalStrategy, SaveStrategy
 
@@ -102,13 +136,21 @@ def args_no_limit(output_dir):
 
 
 CORRECT = {
-    "01.1": [collate_pad_sequence, collate_numpy],
+    "01.1": [collate_pad_sequence, collate_numpy, collate_from_the_features_mask, collate_every_key],
     "01.2": [args_enum_style, args_from_dict],
 }
 
 MISTAKES = {
-    "01.1": [(collate_pad_zero, "pad id 7"), (collate_left_padding, "pad on the right")],
-    "01.2": [(args_loss_metric, "judged by accuracy"), (args_no_limit, "save_total_limit=2")],
+    "01.1": [
+        (collate_pad_zero, "you padded with 0"),
+        (collate_left_padding, "pad on the right"),
+        (collate_other_parameter_name, "the check calls collate_reviews(features, pad_token_id=...)"),
+    ],
+    "01.2": [
+        (args_loss_metric, "judged by accuracy"),
+        (args_no_limit, "save_total_limit=2"),
+        (args_without_parameter, "the check calls make_training_args(output_dir)"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

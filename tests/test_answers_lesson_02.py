@@ -30,6 +30,46 @@ def no_decay_biases(model):
     return [n for n, _ in model.named_parameters() if n.endswith(".bias")]
 
 
+def no_decay_forgets_return(model):
+    """Builds the list and forgets to return it: the old check said 'your code raised TypeError ... (at
+    _check_no_decay)', a line of the check; now the message names the missing return."""
+    [n for n in Trainer.get_decay_parameter_names(None, model)]
+
+
+def no_decay_parameters_not_names(model):
+    decayed = set(Trainer.get_decay_parameter_names(None, model))
+    return [p for n, p in model.named_parameters() if n not in decayed]
+
+
+def _no_decay_table_of_the_old_check():
+    """A lookup table of the answers for the three fixed models the old check used (1- and 3-layer BERT, 2-layer
+    GPT-2): it passed the old check without computing anything; the check now draws the depths when it runs."""
+    from transformers import GPT2Config, GPT2ForSequenceClassification
+
+    from helpers.checks import fixtures
+
+    gpt2 = GPT2ForSequenceClassification(
+        GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=50, n_positions=16, bos_token_id=0, eos_token_id=0)
+    )
+    table = {}
+    for model in (fixtures.tiny_model(layers=1), fixtures.tiny_model(layers=3), gpt2):
+        names = tuple(n for n, _ in model.named_parameters())
+        table[names] = no_decay_by_trainer_rule(model)
+    return lambda model: table.get(tuple(n for n, _ in model.named_parameters()), [])
+
+
+def no_decay_lookup_table(model):
+    return _no_decay_table_of_the_old_check()(model)
+
+
+# Tuned to the old check's fixed 64 rows (4 updates per epoch at 4 x 4): 0.75 epoch was 3 updates there and
+# passed; "exactly 3 updates" must hold whatever the data, and the check now draws the dataset's size.
+EPOCH_FRACTION_TUNED_TO_64_ROWS = {
+    "per_device_train_batch_size": 4,
+    "gradient_accumulation_steps": 4,
+    "num_train_epochs": 0.75,
+}
+
 CORRECT = {
     "02.1": [
         {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 8, "max_steps": 3},
@@ -61,8 +101,15 @@ MISTAKES = {
     "02.1": [
         ({"per_device_train_batch_size": 16, "max_steps": 3}, "at most 4"),
         ({"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 12}, "not 3"),
+        (EPOCH_FRACTION_TUNED_TO_64_ROWS, "num_train_epochs depends on the data size"),
     ],
-    "02.2": [(no_decay_by_name, "GPT-2"), (no_decay_biases, "LayerNorm")],
+    "02.2": [
+        (no_decay_by_name, "GPT-2"),
+        (no_decay_biases, "LayerNorm"),
+        (no_decay_forgets_return, "returned None"),
+        (no_decay_parameters_not_names, "not the parameters themselves"),
+        (no_decay_lookup_table, "you missed"),
+    ],
     "02.3": [
         (
             {

@@ -38,6 +38,17 @@ MISTAKES = {
             },
             "a quarter of the updates",
         ),
+        (
+            # 24 %, not a quarter: it rounded up to the same counts as 0.25 on the old check's fixed 12 and 20
+            # updates and passed; the check now draws run lengths where the two differ.
+            {
+                "learning_rate": 3e-4,
+                "lr_scheduler_type": "cosine_with_min_lr",
+                "warmup_steps": 0.24,
+                "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
+            },
+            "a quarter of the updates",
+        ),
     ],
 }
 

@@ -109,6 +109,23 @@ CORRECT = {
             "save_total_limit": 1,
         },
     ],
+    "04.4": [
+        {
+            "eval_strategy": "epoch",
+            "save_strategy": "epoch",
+            "load_best_model_at_end": True,
+            "metric_for_best_model": "eval_clean_loss",
+            "greater_is_better": False,
+        },
+        {  # by steps: 48 rows in batches of 8 make 6 steps an epoch
+            "eval_strategy": "steps",
+            "eval_steps": 6,
+            "save_strategy": "steps",
+            "save_steps": 6,
+            "load_best_model_at_end": True,
+            "metric_for_best_model": "clean_loss",
+        },
+    ],
 }
 
 MISTAKES = {
@@ -126,6 +143,19 @@ MISTAKES = {
             "lower is better",
         ),
         ({"eval_strategy": "epoch", "save_strategy": "epoch"}, "load_best_model_at_end=True"),
+    ],
+    "04.4": [
+        # the single-set answer of exercise 3: the default metric, "loss", is no name of a two-set run
+        ({"eval_strategy": "epoch", "save_strategy": "epoch", "load_best_model_at_end": True}, "one set's metric"),
+        (
+            {
+                "eval_strategy": "epoch",
+                "save_strategy": "epoch",
+                "load_best_model_at_end": True,
+                "metric_for_best_model": "eval_noisy_loss",
+            },
+            "chosen on the noisy set",
+        ),
     ],
 }
 

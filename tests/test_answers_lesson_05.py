@@ -28,6 +28,16 @@ class HistoryFromState(TrainerCallback):
         self.history += [(int(state.global_step), float(kwargs["metrics"]["eval_loss"]))]
 
 
+class HistoryAsLists(TrainerCallback):
+    """Pairs as lists: misjudged before ("should be a pair"); the exercise now says a list of two items is a pair."""
+
+    def __init__(self):
+        self.history = []
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.history.append([state.global_step, metrics["eval_loss"]])
+
+
 class HistoryEpochs(HistoryFromState):
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         self.history.append((state.epoch, metrics["eval_loss"]))
@@ -68,6 +78,19 @@ def counts_floor(num_examples, batch_size, accumulation, epochs):
     }
 
 
+OLD_FIXED_CASES = ((64, 8, 2, 1), (50, 12, 2, 2), (20, 3, 3, 1), (33, 4, 5, 2), (16, 16, 1, 3), (10, 4, 4, 1))
+
+
+def counts_memorised(num_examples, batch_size, accumulation, epochs):
+    """A table of the cases the check once fixed in its source: passed before, fails on drawn cases."""
+    table = {}
+    for n, b, a, e in OLD_FIXED_CASES:
+        batches = -(-n // b)
+        steps = -(-batches // a)
+        table[n, b, a, e] = {"on_step_end": steps * e, "on_substep_end": (batches - steps) * e, "on_epoch_end": e}
+    return table.get((num_examples, batch_size, accumulation, epochs), {"on_step_end": 0})
+
+
 def counts_one_epoch(num_examples, batch_size, accumulation, epochs):
     batches = math.ceil(num_examples / batch_size)
     steps = math.ceil(batches / accumulation)
@@ -75,13 +98,17 @@ def counts_one_epoch(num_examples, batch_size, accumulation, epochs):
 
 
 CORRECT = {
-    "05.1": [HistoryFromLogs, HistoryFromState],
+    "05.1": [HistoryFromLogs, HistoryFromState, HistoryAsLists],
     "05.2": [counts_by_simulation, counts_with_divmod],
 }
 
 MISTAKES = {
     "05.1": [(HistoryEpochs, "use state.global_step"), (HistoryShared, "its own list")],
-    "05.2": [(counts_floor, "smaller last batch"), (counts_one_epoch, "2 epoch(s)")],
+    "05.2": [
+        (counts_floor, "smaller last batch"),
+        (counts_one_epoch, "on_step_end: you said"),
+        (counts_memorised, "on_step_end: you said 0"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

@@ -4,8 +4,11 @@ The answers are written here, not imported from the solutions."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from exercise_cases import answer_tests
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl
 
 
 class EvaluateFromList(TrainerCallback):
@@ -44,6 +47,19 @@ class EvaluateAtBegin(EvaluateOverwrite):
             control.should_evaluate = True
 
 
+class EvaluateFreshControl(TrainerCallback):
+    """Returns a new TrainerControl: passed before (only the evaluations were checked); it drops the Trainer's own
+    stop, log and save flags, so the run goes past max_steps."""
+
+    def __init__(self, steps):
+        self.steps = list(steps)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        fresh = TrainerControl()
+        fresh.should_evaluate = state.global_step in self.steps
+        return fresh
+
+
 class CheckpointsFrom(TrainerCallback):
     def __init__(self, first=4):
         self.first = first
@@ -73,14 +89,34 @@ class CheckpointsFixed(CheckpointsFrom):
             control.should_save = False
 
 
+class CheckpointsDeletedAfterwards(TrainerCallback):
+    """Deletes the early checkpoint folders in on_save: passed before (only folders were counted); the exercise asks
+    that they are never written."""
+
+    def __init__(self, first):
+        self.first = first
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step < self.first:
+            shutil.rmtree(os.path.join(args.output_dir, f"checkpoint-{state.global_step}"))
+
+
 CORRECT = {
     "06.1": [EvaluateFromList, EvaluateOverwrite],
     "06.2": [CheckpointsFrom, CheckpointsFromSubclassedFlow],
 }
 
 MISTAKES = {
-    "06.1": [(EvaluateFixed, "asked for steps [1, 3, 4]"), (EvaluateAtBegin, "one step late")],
-    "06.2": [(CheckpointsAddsSaves, "add none"), (CheckpointsFixed, "with first=5")],
+    "06.1": [
+        (EvaluateFixed, "asked for steps"),
+        (EvaluateAtBegin, "one step late"),
+        (EvaluateFreshControl, "new TrainerControl()"),
+    ],
+    "06.2": [
+        (CheckpointsAddsSaves, "add none"),
+        (CheckpointsFixed, "cancel the checkpoints before"),
+        (CheckpointsDeletedAfterwards, "never written"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

@@ -64,6 +64,20 @@ def focal_from_softmax(outputs, labels, num_items_in_batch=None):
     return torch.sum(-((1 - p) ** 2) * torch.log(p)) / count
 
 
+def focal_indexing_outputs(outputs, labels, num_items_in_batch=None):
+    """Reads the logits as outputs["logits"]; a check that handed a SimpleNamespace called this a crash."""
+    log_p = torch.log_softmax(outputs["logits"], dim=-1)[torch.arange(len(labels)), labels]
+    total = -(((1 - log_p.exp()) ** 2) * log_p).sum()
+    return total / (len(labels) if num_items_in_batch is None else num_items_in_batch)
+
+
+def focal_outputs_get(outputs, labels, num_items_in_batch=None):
+    """outputs.get("logits"), the documentation's own style; also misjudged by the old stand-in."""
+    ce = F.cross_entropy(outputs.get("logits"), labels, reduction="none")
+    count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
+    return torch.sum((1 - torch.exp(-ce)) ** 2 * ce) / count
+
+
 def focal_mean(outputs, labels, num_items_in_batch=None):
     ce = F.cross_entropy(outputs.logits, labels, reduction="none")
     return ((1 - torch.exp(-ce)) ** 2 * ce).mean()
@@ -74,14 +88,61 @@ def focal_gamma_one(outputs, labels, num_items_in_batch=None):
     return ((1 - torch.exp(-ce)) * ce).sum() / (num_items_in_batch or len(labels))
 
 
+def focal_per_review(outputs, labels, num_items_in_batch=None):
+    """Forgets the reduction; the old check said only "must return a scalar tensor, got Tensor"."""
+    ce = F.cross_entropy(outputs.logits, labels, reduction="none")
+    return (1 - torch.exp(-ce)) ** 2 * ce
+
+
+def focal_times_world_size(outputs, labels, num_items_in_batch=None):
+    """Multiplies by the number of processes, which the Trainer already does: one process could not show it."""
+    world = torch.distributed.get_world_size() if torch.distributed.is_initialized() else 1
+    return focal_from_ce(outputs, labels, num_items_in_batch) * world
+
+
+class BalancedDividedByProcesses(Trainer):
+    """Right on one process; divides by the number of processes: one process could not show it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.weights = _balanced(self.train_dataset)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        per = F.cross_entropy(outputs.logits, labels, reduction="none") * self.weights[labels]
+        count = labels.numel() if num_items_in_batch is None else num_items_in_batch
+        loss = per.sum() / count / self.accelerator.num_processes
+        return (loss, outputs) if return_outputs else loss
+
+
+class BalancedCopiedWeights(BalancedScaledFlag):
+    """Weights copied from one label mix (2 positives in 8) instead of counted: a lookup table of the old fixed
+    mixes passed."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.weights = torch.tensor([8 / 12, 8 / 4])
+
+
 CORRECT = {
     "07.1": [BalancedScaledFlag, BalancedNoLossKwargs],
-    "07.2": [focal_from_ce, focal_from_softmax],
+    "07.2": [focal_from_ce, focal_from_softmax, focal_indexing_outputs, focal_outputs_get],
 }
 
 MISTAKES = {
-    "07.1": [(BalancedInverse, "N / (2 * count_c)"), (BalancedPerBatchMean, "batch 4 x accumulation 2")],
-    "07.2": [(focal_mean, "num_items_in_batch=13"), (focal_gamma_one, "focal loss (gamma 2)")],
+    "07.1": [
+        (BalancedInverse, "N / (2 * count_c)"),
+        (BalancedPerBatchMean, "batch 4 x accumulation 2"),
+        (BalancedDividedByProcesses, "never divide by it"),
+        (BalancedCopiedWeights, "N / (2 * count_c)"),
+    ],
+    "07.2": [
+        (focal_mean, "divided by num_items_in_batch"),
+        (focal_gamma_one, "focal loss (gamma 2)"),
+        (focal_per_review, "one loss per review"),
+        (focal_times_world_size, "no factor for processes"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

@@ -85,6 +85,40 @@ class DecayEverywhere(DecayRegex):
         return self.optimizer
 
 
+class DecayDefaultWeightDecay(DecayRegex):
+    """Leaves weight_decay out of the decayed groups, so AdamW's default 0.01 applies: the old check used 0.01."""
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            super().create_optimizer(model)
+            for group in self.optimizer.param_groups:
+                if group["weight_decay"]:
+                    group["weight_decay"] = 0.01  # what torch.optim.AdamW gives a group without its own value
+        return self.optimizer
+
+
+class DecayHeadWithoutLr(Trainer):
+    """Gives the head's group no lr, so AdamW's default 1e-3 applies: the old check's learning rate was 1e-3."""
+
+    def __init__(self, decay=0.5, **kwargs):
+        self.decay = decay
+        super().__init__(**kwargs)
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            layers, decayed = self.model.config.num_hidden_layers, set(self.get_decay_parameter_names(self.model))
+            groups = []
+            for name, param in self.model.named_parameters():
+                match = re.search(r"\.layer\.(\d+)\.", name)
+                depth = layers - int(match.group(1)) if match else (layers + 1 if "embeddings" in name else 0)
+                group = {"params": [param], "weight_decay": self.args.weight_decay * (name in decayed)}
+                if depth:  # the head keeps the optimizer's default lr
+                    group["lr"] = self.args.learning_rate * self.decay**depth
+                groups.append(group)
+            self.optimizer = torch.optim.AdamW(groups)
+        return self.optimizer
+
+
 class DecayFixedHalf(DecayRegex):
     def __init__(self, decay=0.5, **kwargs):
         super().__init__(decay=0.5, **kwargs)
@@ -100,7 +134,12 @@ MISTAKES = {
         (MonitorWeightOnly, "every parameter whose name starts with 'classifier'"),
         (MonitorStepEnd, "on_pre_optimizer_step"),
     ],
-    "08.2": [(DecayEverywhere, "get_decay_parameter_names"), (DecayFixedHalf, "decay=0.8")],
+    "08.2": [
+        (DecayEverywhere, "get_decay_parameter_names"),
+        (DecayFixedHalf, "decay ** "),
+        (DecayDefaultWeightDecay, "in every parameter group"),
+        (DecayHeadWithoutLr, "its own lr"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

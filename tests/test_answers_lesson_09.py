@@ -34,6 +34,23 @@ def plan_powers_of_two(target_batch, max_micro_batch):
     return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": target_batch // micro}
 
 
+def plan_with_slash(target_batch, max_micro_batch):
+    micro = max(m for m in range(1, min(target_batch, max_micro_batch) + 1) if target_batch % m == 0)
+    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": target_batch / micro}
+
+
+def plan_without_steps(target_batch, max_micro_batch):
+    return {"per_device_train_batch_size": min(target_batch, max_micro_batch)}
+
+
+# A lookup table of the grid the check used to run (targets 1 to 64): it passed before the cases were drawn.
+_OLD_GRID = {(t, m): plan_top_down(t, m) for t in range(1, 65) for m in (1, 3, 4, 7, 8, 20, 64)}
+
+
+def plan_lookup_table(target_batch, max_micro_batch):
+    return _OLD_GRID[target_batch, max_micro_batch]
+
+
 CORRECT = {
     "09.1": [
         {"train_sampling_strategy": "group_by_length"},
@@ -47,7 +64,15 @@ MISTAKES = {
         ({"group_by_length": True}, "group_by_length"),
         ({"train_sampling_strategy": "sequential"}, "sequential sampler"),
     ],
-    "09.2": [(plan_no_divisibility, "equal the target exactly"), (plan_powers_of_two, "smaller passes")],
+    "09.2": [
+        (plan_no_divisibility, "equal the target exactly"),
+        (plan_powers_of_two, "smaller passes"),
+        # misjudged before: floats passed (4.0 x 8 == 32), a missing key was reported as a bug in the check,
+        # and a table of the fixed cases passed
+        (plan_with_slash, "must be ints"),
+        (plan_without_steps, "return exactly"),
+        (plan_lookup_table, "KeyError"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from exercise_cases import answer_tests
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl
 from transformers.trainer_callback import ExportableState
 from transformers.trainer_utils import get_last_checkpoint
 
@@ -70,6 +70,34 @@ class CounterNoExport(TrainerCallback):
         self.evaluations += 1
 
 
+class CounterPredictionSteps(CounterAttributes):
+    """Counts batches of evaluation: passed before, when the check's evaluation set was one batch."""
+
+    def on_evaluate(self, *args, **kwargs):
+        pass
+
+    def on_prediction_step(self, *args, **kwargs):
+        self.evaluations += 1
+
+
+class CounterSaves(CounterAttributes):
+    """Counts saves: passed before, when the check saved at every evaluation."""
+
+    def on_evaluate(self, *args, **kwargs):
+        pass
+
+    def on_save(self, *args, **kwargs):
+        self.evaluations += 1
+
+
+class CounterFreshControl(CounterAttributes):
+    """Counts right but returns a new TrainerControl, throwing away the Trainer's stop and save flags."""
+
+    def on_evaluate(self, *args, **kwargs):
+        self.evaluations += 1
+        return TrainerControl()
+
+
 CORRECT = {
     "11.1": [latest_by_glob, latest_by_library],
     "11.2": [CounterWithArgs, CounterAttributes],
@@ -77,7 +105,13 @@ CORRECT = {
 
 MISTAKES = {
     "11.1": [(latest_by_text, "as ints"), (latest_name_only, "whole path")],
-    "11.2": [(CounterForgotState, "implement a `state`"), (CounterNoExport, "ExportableState")],
+    "11.2": [
+        (CounterForgotState, "implement a `state`"),
+        (CounterNoExport, "ExportableState"),
+        (CounterPredictionSteps, "Count once per evaluation"),
+        (CounterSaves, "Count once per evaluation"),
+        (CounterFreshControl, "new TrainerControl"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

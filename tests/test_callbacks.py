@@ -1,4 +1,5 @@
-"""helpers.callbacks: the recorders see what a real (tiny) Trainer run does, and FlagProbe acts exactly once."""
+"""The recorders of lesson 05 and the probe of lesson 06 (their exported code): they see what a real (tiny)
+Trainer run does, and FlagProbe acts exactly once."""
 
 from __future__ import annotations
 
@@ -7,19 +8,16 @@ import torch
 from torch import nn
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainingArguments
 
-from helpers.callbacks import (
-    CONTROL_FLAGS,
-    AppliedLRRecorder,
+from helpers.lessons.lesson_03 import AppliedLRRecorder
+from helpers.lessons.lesson_05 import (
     EventRecorder,
-    FlagProbe,
     LogRecorder,
     StateRecorder,
     callback_event_names,
-    flag_effect,
     is_trainer_callback,
-    run_actions,
     unknown_event_methods,
 )
+from helpers.lessons.lesson_06 import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
 
 
 class TinyModel(nn.Module):
@@ -131,6 +129,35 @@ def test_flag_probe_and_effects(tmp_path) -> None:
     with pytest.raises(ValueError, match="flag must be one of"):
         FlagProbe("on_step_end", "should_dance")
     assert set(CONTROL_FLAGS) == set(vars(TrainerControl()))
+
+
+def test_measure_control_matrix_runs_one_probe_per_cell_and_removes_it(tmp_path) -> None:
+    recorder = EventRecorder()
+    trainer = _train(tmp_path, [recorder], eval_strategy="no", logging_strategy="no")
+    baseline = run_actions(trainer.state.log_history, recorder)
+    events = ["on_step_end", "on_train_begin"]
+    cells, fired_at = measure_control_matrix(trainer, recorder, baseline, events, at_step={"on_train_begin": 0})
+    assert set(cells) == {(event, flag) for event in events for flag in CONTROL_FLAGS}
+    assert fired_at == {"on_step_end": 1, "on_train_begin": 0}
+    # raised after DefaultFlowCallback at the end of step 1: each action happens there
+    assert [cells["on_step_end", flag] for flag in ("should_log", "should_evaluate", "should_save")] == [
+        "+log@1",
+        "+evaluate@1",
+        "+save@1",
+    ]
+    # raised at on_train_begin: lowered at the next on_step_begin before anything reads it
+    assert all(
+        cells["on_train_begin", flag] == "no effect" for flag in ("should_log", "should_evaluate", "should_save")
+    )
+    assert cells["on_step_end", "should_training_stop"] == "steps per epoch 1 (not 2+2)"
+    assert not any(isinstance(callback, FlagProbe) for callback in trainer.callback_handler.callbacks)
+
+
+def test_state_recorder_refuses_unknown_fields_and_events() -> None:
+    with pytest.raises(ValueError, match="TrainerState has no"):
+        StateRecorder(fields=("global_step", "banana"))
+    with pytest.raises(ValueError, match="not a TrainerCallback event"):
+        StateRecorder(event=("on_step_end", "on_banana"))
 
 
 def test_run_actions_needs_a_run() -> None:

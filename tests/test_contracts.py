@@ -9,15 +9,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import json
-import re
 from pathlib import Path
 
 import pytest
+from notebook_sources import notebook_python
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import SchedulerType
 
-from helpers.callbacks import callback_event_names
+from helpers.lessons.lesson_01 import make_trainer
+from helpers.lessons.lesson_05 import callback_event_names
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINING_ARGUMENT_FIELDS = {field.name for field in dataclasses.fields(TrainingArguments)}
@@ -156,18 +156,12 @@ def test_checkpoint_files_and_resume_arguments() -> None:
 
 # --- The TrainingArguments keywords used anywhere in the course -------------------------------------------
 
-_MAGIC = re.compile(r"^\s*[%!]")
-
 
 def course_sources() -> dict[str, str]:
     """``{place: python source}`` for every notebook's code cells and every helpers module."""
     sources = {}
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        cells = json.loads(notebook.read_text())["cells"]
-        code = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
-        sources[notebook.name] = "\n\n".join(
-            "\n".join("pass  # magic" if _MAGIC.match(line) else line for line in cell.splitlines()) for cell in code
-        )
+        sources[notebook.name] = notebook_python(notebook)
     for module in sorted((ROOT / "helpers").rglob("*.py")):
         if module.name != "migration.py":  # a table of the *old* 4.8.2 names, checked on its own below
             sources[str(module.relative_to(ROOT))] = module.read_text()
@@ -202,6 +196,14 @@ def _nodes_outside_expected_failures(tree: ast.AST) -> list[ast.AST]:
     return [node for node in ast.walk(tree) if id(node) not in skipped]
 
 
+# make_trainer's own parameters and the Trainer's: a call that sets output_dir may pass them beside the arguments.
+FACTORY_KEYWORDS = (
+    (set(inspect.signature(make_trainer).parameters) | set(inspect.signature(Trainer.__init__).parameters))
+    - TRAINING_ARGUMENT_FIELDS
+    - {"self", "keywords"}
+)
+
+
 def training_argument_keywords(source: str) -> set[str]:
     """Keywords passed to ``TrainingArguments(...)``, and those of any call or dict that also sets
     ``output_dir`` (the lessons build argument dicts such as ``dict(output_dir=..., ...)``)."""
@@ -209,8 +211,10 @@ def training_argument_keywords(source: str) -> set[str]:
     for node in _nodes_outside_expected_failures(ast.parse(source)):
         if isinstance(node, ast.Call):
             names = {keyword.arg for keyword in node.keywords if keyword.arg}
-            if _callee(node) == "TrainingArguments" or "output_dir" in names:
+            if _callee(node) == "TrainingArguments":
                 found |= names
+            elif "output_dir" in names:  # a factory call (make_trainer) also takes the Trainer's own keywords
+                found |= names - FACTORY_KEYWORDS
         elif isinstance(node, ast.Dict):
             keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
             if "output_dir" in keys:
@@ -224,9 +228,11 @@ def test_keyword_scanner_finds_direct_and_indirect_uses() -> None:
         "settings = dict(output_dir='y', save_only_model=True)\n"
         "more = {'output_dir': 'z', 'logging_steps': 1}\n"
         "other = dict(colour='red')\n"
+        "trainer = make_trainer('run', output_dir='v', model=None, callbacks=[], max_steps=2)\n"
         "try:\n    TrainingArguments(output_dir='w', warmup_ratio=0.1)\nexcept TypeError:\n    pass\n"
     )
-    assert training_argument_keywords(source) == {"output_dir", "eval_strategy", "save_only_model", "logging_steps"}
+    expected = {"output_dir", "eval_strategy", "save_only_model", "logging_steps", "max_steps"}
+    assert training_argument_keywords(source) == expected
 
 
 SOURCES = course_sources()

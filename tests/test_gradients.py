@@ -1,4 +1,5 @@
-"""helpers.gradients: the one-pass norms equal a direct computation, and the callbacks work in a real Trainer."""
+"""Lesson 08's gradient code (helpers.lessons.lesson_08, with lesson 06's one-pass norms): the norms equal a direct
+computation, and the callbacks work in a real Trainer."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pytest
 import torch
 from torch import nn
 
-from helpers.gradients import (
+from helpers.lessons.lesson_06 import group_gradient_norms
+from helpers.lessons.lesson_08 import (
     GradientNormRecorder,
     SeedStyleGradientPrinter,
     direct_group_norms,
-    group_gradient_norms,
+    gradient_values,
     layer_group,
     monitoring_overhead,
     parameter_groups,
@@ -79,6 +81,13 @@ def test_per_parameter_groups_and_filter() -> None:
     assert list(only_layers) == ["encoder.layer.0", "encoder.layer.1", "encoder.layer.2"]
     with pytest.raises(ValueError, match="no trainable parameter"):
         parameter_groups(model, keep=lambda name: False)
+
+
+def test_gradient_values_are_flat_per_group_and_skip_missing_gradients() -> None:
+    values = gradient_values(parameter_groups(_model_with_grads()))
+    assert list(values) == ["embeddings", "encoder.layer.0", "encoder.layer.1", "encoder.layer.2", "classifier"]
+    assert values["classifier"].shape == (8 * 2 + 2,) and values["classifier"].dtype == torch.float32
+    assert gradient_values(parameter_groups(TinyClassifier())) == {}
 
 
 def test_missing_gradients_are_left_out() -> None:
@@ -161,7 +170,7 @@ def test_monitoring_overhead_returns_ratios(tmp_path) -> None:  # type: ignore[n
 
 
 def test_subclass_records_the_same_norms_as_the_callback_before_clipping(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from helpers.gradients import GradientNormTrainer
+    from helpers.lessons.lesson_08 import GradientNormTrainer
 
     recorder = GradientNormRecorder()
     _tiny_trainer([recorder], tmp_path, max_grad_norm=0.0, steps=3).train()  # no clipping: before = after
@@ -175,7 +184,7 @@ def test_subclass_records_the_same_norms_as_the_callback_before_clipping(tmp_pat
 
 
 def test_subclass_vs_callback_returns_the_ratio(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from helpers.gradients import subclass_vs_callback
+    from helpers.lessons.lesson_08 import subclass_vs_callback
 
     built = []
 
@@ -195,7 +204,7 @@ def test_subclass_vs_callback_returns_the_ratio(tmp_path) -> None:  # type: igno
 
 
 def test_monitor_call_seconds_times_both_monitors() -> None:
-    from helpers.gradients import monitor_call_seconds
+    from helpers.lessons.lesson_08 import monitor_call_seconds
 
     model = _model_with_grads()
     result = monitor_call_seconds(model, rounds=3, calls=2)

@@ -1,4 +1,5 @@
-"""helpers.loop_map and helpers.plots.loop_map: a real tiny run recorded in calling order, and its map."""
+"""Lesson 05's loop map (its exported code) and helpers.plots.loop_map: a real tiny run recorded in calling order,
+and its map."""
 
 from __future__ import annotations
 
@@ -11,8 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 from transformers import Trainer
 
-from helpers.callbacks import EventRecorder
-from helpers.loop_map import LOOP_METHODS, LoopCall, LoopRecorder, record_loop_map
+from helpers.lessons.lesson_05 import LOOP_METHODS, EventRecorder, LoopCall, LoopRecorder, record_loop_map
 from helpers.plots.loop_map import plot_loop_map
 
 

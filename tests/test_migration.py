@@ -96,3 +96,21 @@ def test_port_kwargs_rejects_unknown_and_clashing_names() -> None:
         port_kwargs({"learnin_rate": 1e-3})
     with pytest.raises(ValueError, match="two arguments"):
         port_kwargs({"per_gpu_train_batch_size": 4, "per_device_train_batch_size": 8})
+
+
+def test_map_agrees_with_the_release_ladder() -> None:
+    """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to 5.24."""
+    from helpers.migrate import ladder, ladder_removal
+
+    data = ladder()
+    assert data["releases"], "docs/ladder/results.json is missing: run `make ladder`"
+    newest = set(data["results"][data["releases"][-1]]["inventory"]["training_arguments"])
+    seen = {name for v in data["releases"] for name in data["results"][v]["inventory"]["training_arguments"]}
+    for name, fate in {**TRAINING_ARGUMENTS_4_8_2, **LATER_ARGUMENTS}.items():
+        if fate.status == KEPT:
+            assert name in newest, name
+            continue
+        assert name not in newest, name
+        went = ladder_removal(name)
+        assert went.startswith((" (gone since", " (the ladder never saw it")), (name, went)
+        assert (name in seen) == went.startswith(" (gone since"), (name, went)

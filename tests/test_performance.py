@@ -110,13 +110,43 @@ def test_format_table_aligns_and_marks_missing_values() -> None:
     assert len({len(line.rstrip()) for line in lines[:2]}) == 1
 
 
-def test_measurement_trainer_and_compare_padding_refuse_bad_input() -> None:
-    from helpers.performance import compare_padding, measurement_trainer
+def test_compare_padding_refuses_bad_input() -> None:
+    from helpers.performance import compare_padding
 
-    with pytest.raises(PerformanceError, match="batch_size"):
-        measurement_trainer(torch.nn.Linear(2, 2), None, [], "unused", 0)
     with pytest.raises(PerformanceError, match="baseline"):
         compare_padding({"dynamic": object()}, baseline="max_length")
+
+
+def test_save_figures_writes_only_when_the_gpu_run_asks(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from helpers.performance import RESULTS_VARIABLE, save_figures
+
+    monkeypatch.delenv(RESULTS_VARIABLE, raising=False)
+    assert save_figures("09", {"padding": 0.5}) is None  # a learner's run writes nothing
+    monkeypatch.setenv(RESULTS_VARIABLE, str(tmp_path))
+    path = save_figures("09", {"padding": 0.5})
+    assert path == tmp_path / "09_gpu_and_performance.json" and json.loads(path.read_text()) == {"padding": 0.5}
+    with pytest.raises(PerformanceError, match="dict"):
+        save_figures("09", [0.5])
+
+
+def test_the_gpu_run_reads_the_saved_figures_against_its_checks(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """What lessons 09 and 10 save is what tools/gpu_run.py looks for; a missing figure on enough GPUs fails."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+    import gpu_run
+
+    assert {check.lesson for check in gpu_run.GPU_CHECKS} == {"09", "10"}
+    assert all(check.min_gpus >= 1 and check.shows for check in gpu_run.GPU_CHECKS)
+    on_cpu = gpu_run.check_results({}, gpus=0)
+    assert set(on_cpu) == {f"{c.lesson}/{c.key}" for c in gpu_run.GPU_CHECKS}
+    assert all(outcome.startswith("skipped: needs") for outcome in on_cpu.values())
+    one_gpu = gpu_run.check_results({"09": {"precision_speedup": 1.8}}, gpus=1)
+    assert one_gpu["09/precision_speedup"] == "measured" and one_gpu["09/compile_speedup"] == "MISSING"
+    assert one_gpu["10/fsdp_sharding"].startswith("skipped: needs 2")
 
 
 def test_compare_step_times_refuses_bad_input_before_training() -> None:

@@ -7,11 +7,12 @@ Code is checked with ``ast`` (notebook code cells and Python files), so prose th
 from __future__ import annotations
 
 import ast
-import json
+import os
 import re
 from pathlib import Path
 
 import pytest
+from notebook_sources import notebook_python
 
 ROOT = Path(__file__).resolve().parent.parent
 _SKIP_PARTS = {
@@ -43,10 +44,9 @@ TOKEN_PATTERNS = {
 def course_files(*suffixes: str) -> list[Path]:
     """Files of the course (not the virtual environments, runs or data caches) with one of ``suffixes``."""
     found = []
-    for path in ROOT.rglob("*"):
-        relative = path.relative_to(ROOT)
-        if path.is_file() and path.suffix in suffixes and not _SKIP_PARTS & set(relative.parts[:-1]):
-            found.append(path)
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in _SKIP_PARTS and not name.startswith(".venv")]
+        found += [Path(folder) / name for name in files if Path(name).suffix in suffixes]
     return sorted(found)
 
 
@@ -54,11 +54,7 @@ def python_sources() -> dict[str, str]:
     """``{place: code}`` for every .py file and the code cells of every notebook (magics blanked)."""
     sources = {str(p.relative_to(ROOT)): p.read_text() for p in course_files(".py")}
     for notebook in course_files(".ipynb"):
-        cells = json.loads(notebook.read_text())["cells"]
-        code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-        sources[str(notebook.relative_to(ROOT))] = "\n\n".join(
-            "\n".join("pass" if re.match(r"^\s*[%!]", line) else line for line in cell.splitlines()) for cell in code
-        )
+        sources[str(notebook.relative_to(ROOT))] = notebook_python(notebook)
     return sources
 
 

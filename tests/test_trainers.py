@@ -63,3 +63,53 @@ def test_printer_prints_without_quiet(tmp_path, capsys) -> None:
 def test_quiet_refuses_a_non_trainer() -> None:
     with pytest.raises(TypeError, match="build the Trainer first"):
         quiet(TrainingArguments("unused", report_to="none"))
+
+
+# make_trainer: the factory lesson 01 writes (helpers.lessons.lesson_01) and every later lesson reuses.
+
+
+def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
+    from helpers.checks import fixtures
+    from helpers.lessons.lesson_01 import TRAINING_ARGUMENT_NAMES, make_trainer
+
+    data = fixtures.random_ids()
+    trainer = make_trainer(
+        "test_make_trainer",
+        model=fixtures.tiny_model(),
+        settings=dict(max_steps=3, learning_rate=1e-3),
+        learning_rate=2e-3,  # a TrainingArguments field: overrides settings for this run
+        train_dataset=data,  # not a field: goes to the Trainer
+    )
+    assert trainer.args.max_steps == 3 and trainer.args.learning_rate == 2e-3
+    assert trainer.train_dataset is data and "learning_rate" in TRAINING_ARGUMENT_NAMES
+    assert trainer.args.report_to == [] and trainer.args.save_strategy == "no" and trainer.args.seed == 42
+    assert trainer.args.output_dir.endswith("runs/test_make_trainer")
+    shown = {type(callback).__name__ for callback in trainer.callback_handler.callbacks}
+    assert not shown & {"PrinterCallback", "ProgressCallback", "NotebookProgressCallback"}
+
+
+def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
+    from helpers.checks import fixtures
+    from helpers.lessons.lesson_01 import make_trainer
+
+    first = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
+    second = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
+    assert first.model is not second.model
+
+
+def test_make_trainer_passes_a_subclass_and_callbacks(tmp_path) -> None:
+    from helpers.checks import fixtures
+    from helpers.lessons.lesson_01 import make_trainer
+
+    class Subclass(Trainer):
+        pass
+
+    trainer = make_trainer(
+        "unused",
+        model=fixtures.tiny_model(),
+        trainer_class=Subclass,
+        callbacks=[Mine()],
+        output_dir=str(tmp_path),  # given: runs/unused is neither used nor emptied
+    )
+    assert type(trainer) is Subclass and trainer.args.output_dir == str(tmp_path)
+    assert any(isinstance(callback, Mine) for callback in trainer.callback_handler.callbacks)

@@ -3,12 +3,15 @@
 1. Padding strategies (lesson 09): padded-token fraction and epoch-time ratio of max_length padding, dynamic
    padding, and dynamic padding with length-grouped sampling (``helpers.performance.compare_padding``).
 2. Gradient-monitoring overhead (lesson 08): a plain Trainer against ``GradientNormRecorder`` and the seeds'
-   print-every-parameter callback (``helpers.gradients.monitoring_overhead``).
-3. Callback overhead: a plain Trainer against one with the course's recording callbacks
-   (``helpers.callbacks.EventRecorder`` and ``AppliedLRRecorder``), with the same function.
+   print-every-parameter callback (``monitoring_overhead`` of ``helpers.lessons.lesson_08``).
+3. Callback overhead: a plain Trainer against one with the course's recording callbacks (lesson 05's
+   ``EventRecorder`` and lesson 03's ``AppliedLRRecorder``), with the same function.
 4. Subclass against callback (lesson 08, the Long customisation post's section 4.3): the same per-step work
-   (per-layer gradient norms) in a ``training_step`` override and in a callback
-   (``helpers.gradients.subclass_vs_callback``), as a ratio.
+   (per-layer gradient norms) in a ``training_step`` override and in a callback (``subclass_vs_callback`` of
+   ``helpers.lessons.lesson_08``), as a ratio.
+
+Every Trainer comes from the course's one factory, lesson 01's ``make_trainer``, with lesson 09's
+``MEASUREMENT_SETTINGS``, as in the lesson.
 
 The course's goal for the gradient recorder is at most ``GOAL_RECORDER_RATIO`` (1.10x) a plain step; the bench
 checks it strictly and exits with status 1 when this run missed it (rerun on a quiet machine before concluding).
@@ -39,13 +42,19 @@ def measure(
     layers: int, examples: int, steps: int, repeats: int, batch_size: int = 16, max_length: int = 64
 ) -> dict[str, Any]:
     """Run the three measurements and return every figure (nothing printed)."""
+    from functools import partial
+
     import torch
+    from transformers import DataCollatorWithPadding
 
     import helpers
-    from helpers.callbacks import AppliedLRRecorder, EventRecorder
     from helpers.data import load_reviews, select_examples, tokenize_reviews
-    from helpers.gradients import monitoring_overhead, subclass_vs_callback
-    from helpers.performance import compare_padding, default_clock, measurement_trainer, padding_strategies
+    from helpers.lessons.lesson_01 import make_trainer
+    from helpers.lessons.lesson_03 import AppliedLRRecorder
+    from helpers.lessons.lesson_05 import EventRecorder
+    from helpers.lessons.lesson_08 import monitoring_overhead, subclass_vs_callback
+    from helpers.lessons.lesson_09 import MEASUREMENT_SETTINGS
+    from helpers.performance import compare_padding, default_clock, padding_strategies
 
     helpers.setup_notebook(seed=0)
     if not torch.cuda.is_available():
@@ -53,21 +62,22 @@ def measure(
     model, tokenizer = helpers.load_model_and_tokenizer(num_layers=layers)
     model.bert.embeddings.word_embeddings.weight.requires_grad_(False)  # as in lesson 09: its update blurs the ratios
     train_set = tokenize_reviews(select_examples(load_reviews()["train"], examples), tokenizer, max_length)
-    output_dir = helpers.run_dir("bench")
-
-    def make_trainer(
-        collator: Any = None, callbacks: list[Any] | None = None, trainer_class: Any = None, **overrides: Any
-    ) -> Any:
-        return measurement_trainer(
-            model, tokenizer, train_set, output_dir, batch_size, collator, callbacks, trainer_class=trainer_class,
-            **overrides,
-        )  # fmt: skip
+    # The course's one factory with lesson 09's measurement settings, exactly as the lesson builds its Trainers.
+    trainer_for = partial(
+        make_trainer,
+        "bench",
+        model=model,
+        settings={**MEASUREMENT_SETTINGS, "per_device_train_batch_size": batch_size},
+        train_dataset=train_set,
+        data_collator=DataCollatorWithPadding(tokenizer),
+    )
 
     strategies = padding_strategies(tokenizer, max_length)
     padding = compare_padding(
-        {name: make_trainer(s["collator"], **s["overrides"]) for name, s in strategies.items()}, rounds=repeats
+        {name: trainer_for(data_collator=s["collator"], **s["overrides"]) for name, s in strategies.items()},
+        rounds=repeats,
     )
-    step_trainer = lambda callbacks: make_trainer(callbacks=callbacks, max_steps=steps)  # noqa: E731
+    step_trainer = lambda callbacks: trainer_for(callbacks=callbacks, max_steps=steps)  # noqa: E731
     gradients = monitoring_overhead(step_trainer, steps=steps, repeats=repeats)
     callbacks = monitoring_overhead(
         step_trainer,
@@ -76,9 +86,7 @@ def measure(
         monitors={"plain": lambda: [], "recording callbacks": lambda: [EventRecorder(), AppliedLRRecorder()]},
     )
     subclass = subclass_vs_callback(
-        lambda trainer_class, callbacks: make_trainer(
-            callbacks=callbacks, trainer_class=trainer_class, max_steps=steps
-        ),
+        lambda trainer_class, callbacks: trainer_for(callbacks=callbacks, trainer_class=trainer_class, max_steps=steps),
         steps=steps,
         repeats=repeats,
     )

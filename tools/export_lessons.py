@@ -101,7 +101,7 @@ def module_source(lesson: Lesson) -> str | None:
     _check_lesson_imports(lesson.number, imports, where)
     header = (
         f'"""The code that lesson {lesson.number} writes, saved for later lessons.\n\n'
-        f"Lesson {lesson.label} (notebooks/{lesson.file}).\n"
+        f"Lesson {lesson.label}\n(notebooks/{lesson.file}).\n"
         f"{GENERATED} from the lesson's cells marked `{MARKER}`:\n"
         "edit the notebook, then run `make export`; tests/test_lessons_export.py fails while they differ.\n"
         '"""\n\nfrom __future__ import annotations\n'

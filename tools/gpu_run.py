@@ -8,8 +8,10 @@ Usage (on a machine with an NVIDIA GPU, from the repository root, no network nee
 
 Each notebook runs top to bottom in a fresh kernel on a temporary copy (the committed notebooks keep the
 outputs of the CPU run). The results file (``bench/gpu/gpu_results.json`` unless ``--out``) holds the GPU's name,
-the date, each notebook's wall time and pass/fail, and lesson 09's figures, which the notebook writes to
-``$COURSE_RESULTS_DIR/<its notebook's name>.json`` when that variable is set. ``--record`` then puts the
+the date, each notebook's wall time and pass/fail, the figures the lessons measured (each lesson writes them
+with ``helpers.performance.save_figures`` to ``$COURSE_RESULTS_DIR/<its notebook's name>.json`` when that
+variable is set) and, for each entry of ``GPU_CHECKS`` (what the lessons can only show on a GPU), whether this
+run measured it, skipped it for want of GPUs, or missed it (a failure). ``--record`` then puts the
 times into ``lessons.toml`` and, through the same functions ``make execute`` uses, into each
 notebook's "Run time" line, the README syllabus and the workshop agendas. Nothing is recorded that this run
 did not measure.
@@ -25,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -33,12 +36,61 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_format import ROOT, syllabus_names  # noqa: E402
 
-from helpers.registry import lesson, lessons, record_time  # noqa: E402
+from helpers.registry import lessons, record_time  # noqa: E402
 
 DEFAULT_OUT = ROOT / "bench" / "gpu" / "gpu_results.json"
 # The rehearsal runs the lessons the simulated Colab runs (lessons.toml, colab_smoke).
 REHEARSAL_NOTEBOOKS = [entry.file for entry in lessons() if entry.colab_smoke]
-LESSON_09 = lesson("09").file  # the performance lesson writes its figures to $COURSE_RESULTS_DIR
+
+
+@dataclass(frozen=True)
+class GpuCheck:
+    """A point a lesson can only show on CUDA GPUs. Where it runs, the lesson writes the figure under ``key``
+    (``helpers.performance.save_figures``); elsewhere it prints one line saying it skipped and why."""
+
+    lesson: str  # the lesson's number, as lessons.toml has it
+    key: str  # the key of its figures file that holds the measurement
+    min_gpus: int  # CUDA GPUs the check needs
+    shows: str  # what the measurement shows
+
+
+GPU_CHECKS = (
+    GpuCheck("09", "precision_speedup", 1, "bf16, fp16 and tf32 step time against fp32, with their CUDA peaks"),
+    GpuCheck("09", "checkpoint_peaks", 1, "activation checkpointing's CUDA peak memory against a plain step"),
+    GpuCheck("09", "compile_speedup", 1, "torch_compile: its compile cost and steady-state speed against eager"),
+    GpuCheck("09", "auto_find_batch_size", 1, "the per-device batch auto_find_batch_size settles on"),
+    GpuCheck("10", "multi_gpu_rows", 2, "lesson 10's script on every GPU (NCCL): the stock model and lesson 07's rows"),
+    GpuCheck(
+        "10", "fsdp_sharding", 2, "fsdp=True through the Trainer on GPUs: its wrapper, parameters held per process"
+    ),
+)
+
+
+def gpu_count() -> int:
+    """How many CUDA GPUs this machine has."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def check_results(figures: dict[str, dict[str, object]], gpus: int) -> dict[str, str]:
+    """For each of ``GPU_CHECKS`` (``"<lesson>/<key>"``): ``measured``, ``skipped: ...`` (fewer GPUs than it needs)
+    or ``MISSING`` (enough GPUs, but the lesson wrote no such figure: a failure).
+
+    Args:
+        figures: ``{lesson number: the figures that lesson saved}``.
+        gpus: the CUDA GPUs this run had.
+    """
+    outcome = {}
+    for check in GPU_CHECKS:
+        name = f"{check.lesson}/{check.key}"
+        if check.key in figures.get(check.lesson, {}):
+            outcome[name] = "measured"
+        elif gpus < check.min_gpus:
+            outcome[name] = f"skipped: needs {check.min_gpus} CUDA GPU(s), this machine has {gpus}"
+        else:
+            outcome[name] = "MISSING"
+    return outcome
 
 
 def gpu_name() -> str | None:
@@ -105,8 +157,12 @@ def measure(names: list[str], profile: str, timeout_s: int) -> dict[str, object]
             outcome = run_notebook(workdir / "notebooks" / name, workdir, env, timeout_s)
             results["notebooks"][name] = outcome
             print(f"  {'passed' if outcome['passed'] else 'FAILED'} in {outcome['seconds']} s", flush=True)
-        lesson_09 = figures_dir / LESSON_09.replace(".ipynb", ".json")
-        results["lesson_09"] = json.loads(lesson_09.read_text()) if lesson_09.is_file() else None
+        results["figures"] = {
+            entry.number: json.loads((figures_dir / f"{entry.stem}.json").read_text())
+            for entry in lessons()
+            if (figures_dir / f"{entry.stem}.json").is_file()
+        }
+        results["gpu_checks"] = check_results(results["figures"], gpu_count())
     return results
 
 
@@ -149,7 +205,10 @@ def main(argv: list[str]) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out} ({results['total_s']} s in all)")
+    for name, outcome in results["gpu_checks"].items():
+        print(f"GPU check {name}: {outcome}")
     failed = [name for name, outcome in results["notebooks"].items() if not outcome["passed"]]
+    failed += [name for name, outcome in results["gpu_checks"].items() if outcome == "MISSING"]
     if failed:
         print("failed:", ", ".join(failed))
         return 1

@@ -180,7 +180,7 @@ def misspelled_events_note(answer: Any) -> str:
     """For a callback answer (class or instance) whose ``on_*`` methods include a near-miss of a real event
     (``on_evaluated``), the sentence that names them; ``""`` otherwise. Added to a ``wrong`` verdict only, so a
     correct callback with an ``on_*`` helper method of its own is never failed for it."""
-    from helpers.callbacks import is_trainer_callback, unknown_event_methods
+    from helpers.lessons.lesson_05 import is_trainer_callback, unknown_event_methods
 
     if not is_trainer_callback(answer):
         return ""
@@ -276,7 +276,7 @@ def validated_callback(callback: Any) -> Any:
         raise Wrong(
             f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}."
         )
-    from helpers.callbacks import callback_event_names
+    from helpers.lessons.lesson_05 import callback_event_names
 
     class ValidatedCallback(TrainerCallback):
         wrapped = callback

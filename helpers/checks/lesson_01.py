@@ -2,55 +2,96 @@
 
 from __future__ import annotations
 
+import copy
+import inspect
+import random
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_01 as solutions
 
-TEXTS = ["A quiet triumph.", "Two hours I will never get back, and the popcorn was stale too.", "Fun.", "Dull."]
+_REQUIRED = ("input_ids", "attention_mask", "labels")
 
 
-def _expected(features: list[dict[str, Any]], pad: int) -> dict[str, list[list[int]]]:
-    longest = max(len(f["input_ids"]) for f in features)
-    return {
-        "input_ids": [f["input_ids"] + [pad] * (longest - len(f["input_ids"])) for f in features],
-        "attention_mask": [[1] * len(f["input_ids"]) + [0] * (longest - len(f["input_ids"])) for f in features],
-        "labels": [f["label"] for f in features],
-    }
+def _require_parameters(function: Any, name: str, call: str, *args: Any, **kwargs: Any) -> None:
+    """Raise Wrong, naming the learner's signature, when ``function`` cannot be called as the check calls it."""
+    try:
+        inspect.signature(function).bind(*args, **kwargs)
+    except TypeError as error:
+        raise Wrong(f"the check calls {call}, and your {name} cannot take that ({error}).") from None
+    except ValueError:  # a builtin or C function without a signature: let the call itself tell
+        pass
+
+
+def _batches(seed: int) -> list[tuple[list[dict[str, Any]], int]]:
+    """Batches of real tokenized reviews, exactly as a DataLoader hands them to a collator (one dict per row, with
+    ``label``, ``input_ids``, ``token_type_ids`` and ``attention_mask``), and a pad id for each. Drawn when the
+    check runs from a generator seeded here, so they are none of the batches the lesson shows."""
+    reviews = fixtures.reviews()
+    rng = random.Random(seed)
+    batches = []
+    for size in (rng.randint(4, 7), rng.randint(2, 3), 1):
+        rows = [reviews[i] for i in rng.sample(range(len(reviews)), size)]
+        batches.append((rows, rng.randint(50, 999)))  # never the tokenizer's own pad id (0)
+    return batches
+
+
+def _diagnose(key: str, got: Any, want: Any, mask: Any, pad: int) -> str:
+    """What is wrong with ``got`` (a tensor of the right shape that differs from ``want``)."""
+    import torch
+
+    if key == "input_ids":
+        padding = mask == 0
+        if padding.any() and bool((got[padding] == 0).all()):
+            return f"you padded with 0; pad with the pad_token_id you are given (here {pad})"
+        left = torch.stack([torch.cat([row[m == 0], row[m == 1]]) for row, m in zip(want, mask)])
+        if torch.equal(got, left):
+            return "pad on the right, after each review's tokens, as DataCollatorWithPadding does"
+        return f"pad on the right with pad_token_id (here {pad}) up to the longest review in the batch"
+    if key == "attention_mask":
+        return "1 for each real token, 0 for each padding position"
+    if key == "labels":
+        return "the features' 'label' values, in order"
+    return "any other key you return must be padded as DataCollatorWithPadding pads it"
 
 
 def _check_collator(collate: Any) -> None:
     import torch
+    from transformers import DataCollatorWithPadding
 
     if not callable(collate):
         raise Wrong("collate_reviews should be a function that takes a list of feature dicts.")
-    ids = [fixtures.tokenizer()(text)["input_ids"] for text in TEXTS]
-    cases = [([0, 1, 2], 0), ([1, 3], 7), ([2], 0), ([2, 3], 0)]  # pad id 7: not the tokenizer's; one review alone
-    for rows, pad in cases:
-        features = [{"input_ids": list(ids[i]), "label": i % 2} for i in rows]
-        with learner_code(f"calling collate_reviews on {len(rows)} reviews with pad_token_id={pad}"):
-            batch = collate(features, pad_token_id=pad)
-        if not isinstance(batch, dict) or {"input_ids", "attention_mask", "labels"} - set(batch):
+    _require_parameters(collate, "collate_reviews", "collate_reviews(features, pad_token_id=...)", [], pad_token_id=0)
+    reference = DataCollatorWithPadding(fixtures.tokenizer())
+    for features, pad in _batches(seed=101):
+        want = reference(copy.deepcopy(features))  # the library's batch, padded with the tokenizer's id (0)
+        want["input_ids"] = torch.where(want["attention_mask"] == 1, want["input_ids"], pad)
+        step = f"calling collate_reviews on {len(features)} reviews with pad_token_id={pad}"
+        with learner_code(step):
+            batch = collate(copy.deepcopy(features), pad_token_id=pad)
+        if not isinstance(batch, dict) or set(_REQUIRED) - set(batch):
             keys = sorted(batch) if isinstance(batch, dict) else type(batch).__name__
-            raise Wrong(f"return a dict of tensors input_ids, attention_mask and labels, got {keys}.")
-        expected = _expected(features, pad)
-        for key, want in expected.items():
+            raise Wrong(
+                f"return a dict of tensors input_ids, attention_mask and labels (the model's forward takes "
+                f"'labels', not 'label'); got {keys}."
+            )
+        longest = int(want["attention_mask"].sum(dim=1).max())
+        for key in [*_REQUIRED, *sorted(set(batch) & set(want) - set(_REQUIRED))]:
             got = batch[key]
             if not torch.is_tensor(got) or (key != "attention_mask" and got.dtype.is_floating_point):
                 raise Wrong(f"{key} must be a torch tensor of integers (torch.tensor of ints), got {got!r:.50}.")
-            if list(got.shape) != list(torch.tensor(want).shape):
+            if tuple(got.shape) != tuple(want[key].shape):
                 raise Wrong(
-                    f"{key} has shape {tuple(got.shape)} for {len(rows)} reviews whose longest has "
-                    f"{len(expected['input_ids'][0])} tokens: pad to the longest in this batch, not a fixed length."
+                    f"{key} has shape {tuple(got.shape)} for {len(features)} reviews whose longest has {longest} "
+                    f"tokens: pad to the longest in this batch (shape {tuple(want[key].shape)}), not a fixed length."
                 )
-            if got.tolist() != want:
-                advice = {
-                    "input_ids": f"pad on the right with pad_token_id (here {pad}), never a fixed id",
-                    "attention_mask": "1 for each real token, 0 for each padding position",
-                    "labels": "the features' 'label' values, in order",
-                }[key]
-                raise Wrong(f"{key} differs from what the model expects ({len(rows)} reviews, pad id {pad}): {advice}.")
+            if not torch.equal(got.long(), want[key].long()):
+                advice = _diagnose(key, got, want[key], want["attention_mask"], pad)
+                raise Wrong(
+                    f"{key} differs from DataCollatorWithPadding's ({len(features)} real reviews, pad id {pad}): "
+                    f"{advice}."
+                )
 
 
 def _check_training_args(make_args: Any) -> None:
@@ -59,6 +100,7 @@ def _check_training_args(make_args: Any) -> None:
     if not callable(make_args):
         raise Wrong("make_training_args should be a function of output_dir that returns TrainingArguments.")
     folder = fixtures.scratch_dir()
+    _require_parameters(make_args, "make_training_args", "make_training_args(output_dir)", folder)
     with learner_code("calling make_training_args(output_dir)"):
         args = make_args(folder)
     if not isinstance(args, TrainingArguments):

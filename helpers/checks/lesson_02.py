@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+import random
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,10 @@ from helpers.solutions import lesson_02 as solutions
 
 
 def _check_batching(settings: Any) -> None:
-    trainer = fixtures.trainer(settings)
+    # A dataset size drawn when the check runs, so that an answer tuned to one size (a fraction of an epoch that
+    # happens to give 3 updates) fails: "exactly 3 updates" must hold whatever the data.
+    rows = random.Random(21).randint(100, 160)
+    trainer = fixtures.trainer(settings, train_dataset=fixtures.random_ids(rows, seed=21))
     sizes: list[int] = []
     trainer.model.register_forward_pre_hook(
         lambda module, args, kwargs: sizes.append(int(kwargs["input_ids"].shape[0])), with_kwargs=True
@@ -24,8 +29,8 @@ def _check_batching(settings: Any) -> None:
         )
     if trainer.state.global_step != 3:
         raise Wrong(
-            f"the run made {trainer.state.global_step} optimizer updates, not 3. max_steps counts "
-            "optimizer updates, not batches; num_train_epochs depends on the data size."
+            f"the run made {trainer.state.global_step} optimizer updates, not 3 (on {rows} reviews). max_steps "
+            "counts optimizer updates, not batches; num_train_epochs depends on the data size."
         )
     if sum(sizes) != 16 * 3:
         raise Wrong(
@@ -39,19 +44,51 @@ def _check_no_decay(function: Any) -> None:
 
     if not callable(function):
         raise Wrong("the answer should be a function that takes a model and returns parameter names.")
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError as error:
+        raise Wrong(
+            f"the check calls names_without_decay(model), and your function cannot take that ({error})."
+        ) from None
+    except ValueError:  # no signature to read (a builtin): the call itself will tell
+        pass
+    # Depths drawn when the check runs (seeded here), so a list of names written out for fixed models fails.
+    rng = random.Random(22)
+    shallow, deep = rng.sample(range(1, 5), 2)
+    gpt2_layers = rng.randint(1, 3)
     gpt2 = GPT2ForSequenceClassification(
-        GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=50, n_positions=16, bos_token_id=0, eos_token_id=0)
+        GPT2Config(
+            n_embd=16, n_layer=gpt2_layers, n_head=2, vocab_size=50, n_positions=16, bos_token_id=0, eos_token_id=0
+        )
     )
     for label, model in (
-        ("1-layer BERT", fixtures.tiny_model(layers=1)),
-        ("3-layer BERT", fixtures.tiny_model(layers=3)),
-        ("2-layer GPT-2 (LayerNorms named ln_1, ln_2, ln_f)", gpt2),
+        (f"{shallow}-layer BERT", fixtures.tiny_model(layers=shallow)),
+        (f"{deep}-layer BERT", fixtures.tiny_model(layers=deep)),
+        (f"{gpt2_layers}-layer GPT-2 (LayerNorms named ln_1, ln_2, ln_f)", gpt2),
     ):
-        optimizer = fixtures.trainer({"weight_decay": 0.01}, model=model).create_optimizer()
+        optimizer = fixtures.trainer({"weight_decay": 0.05}, model=model).create_optimizer()
         names = {id(parameter): name for name, parameter in model.named_parameters()}
         expected = {names[id(p)] for g in optimizer.param_groups if g["weight_decay"] == 0 for p in g["params"]}
         with learner_code(f"calling names_without_decay on a {label}"):
-            answer = set(function(model))
+            returned = function(model)
+        if returned is None:
+            raise Wrong(
+                "names_without_decay returned None: end the function with `return` and the list of names "
+                "(a list, set or tuple of str)."
+            )
+        if isinstance(returned, str) or not hasattr(returned, "__iter__"):
+            raise Wrong(
+                f"names_without_decay returned {type(returned).__name__}; return a list of parameter names "
+                "(str), such as 'bert.embeddings.LayerNorm.weight'."
+            )
+        with learner_code(f"iterating over what names_without_decay returned for a {label}"):
+            answer = set(returned)
+        if not all(isinstance(name, str) for name in answer):
+            kinds = sorted({type(name).__name__ for name in answer if not isinstance(name, str)})
+            raise Wrong(
+                f"names_without_decay returned {', '.join(kinds)} items; return the parameters' names (str) "
+                "from model.named_parameters(), not the parameters themselves."
+            )
         if answer != expected:
             missing, extra = sorted(expected - answer), sorted(answer - expected)
             raise Wrong(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import numbers
+import random
 from typing import Any
 
 from helpers.checks import fixtures
@@ -29,14 +31,27 @@ def _check_cosine_value(answer: Any) -> None:
     )
 
 
-def _check_schedule_settings(settings: Any) -> None:
-    from helpers.callbacks import AppliedLRRecorder
+def _run_lengths() -> list[int]:
+    """Two run lengths drawn when the check runs (seeded here): their quarters differ, so a fixed warmup count fits
+    one of them at most, and neither is a multiple of 4, so a fraction near a quarter (0.24, 0.26) rounds up to a
+    different count than 0.25 does in at least one of them."""
+    rng = random.Random(32)
+    while True:
+        lengths = sorted(rng.sample([n for n in range(13, 41) if n % 4], 2))
+        quarters = [math.ceil(n / 4) for n in lengths]
+        near = [[math.ceil(f * n) for n in lengths] for f in (0.24, 0.26)]
+        if quarters[0] != quarters[1] and all(counts != quarters for counts in near):
+            return lengths
 
-    for updates in (12, 20):  # a quarter is 3 and 5 updates: a fixed count fits one run at most
+
+def _check_schedule_settings(settings: Any) -> None:
+    from helpers.lessons.lesson_03 import AppliedLRRecorder
+
+    for updates in _run_lengths():
         recorder = AppliedLRRecorder()
         fixed = {"max_steps": updates, "per_device_train_batch_size": 4}
         trainer = fixtures.train(fixtures.trainer(settings, fixed=fixed, callbacks=[recorder]))
-        rates, warmup = recorder.lrs, updates // 4
+        rates, warmup = recorder.lrs, math.ceil(updates / 4)  # a quarter, rounded up as Trainer rounds
         peak = max(rates)
         if abs(peak - 3e-4) > 1e-9:
             raise Wrong(f"the highest applied rate is {peak:.2e}; the peak should be 3e-4 (learning_rate).")

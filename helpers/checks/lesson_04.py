@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, LearnerError, Wrong, learner_code
 from helpers.solutions import lesson_04 as solutions
 from helpers.trainers import quiet
 
@@ -23,7 +23,7 @@ def _args(**settings: Any) -> Any:
 
 
 def _reference(eval_prediction: Any) -> dict[str, float]:
-    from helpers.metrics import make_compute_metrics
+    from helpers.lessons.lesson_04 import make_compute_metrics
 
     metrics = make_compute_metrics(average="macro", probability_metrics=False)(eval_prediction)
     return {"accuracy": metrics["accuracy"], "f1_macro": metrics["f1"]}
@@ -174,6 +174,60 @@ def _check_best_model_args(answer: Any) -> None:
         raise Wrong("the model at the end is not the best checkpoint; check load_best_model_at_end and save_strategy.")
 
 
+def _two_sets(seed: int) -> dict[str, Any]:
+    """Two evaluation sets of the same rows: ``clean`` with the true labels, ``noisy`` with all of them flipped, so
+    the epoch with the lowest clean loss is never the one with the lowest noisy loss."""
+    clean = _toy_data(64, seed=seed)
+    noisy = clean.map(lambda row: {"label": 1 - row["label"]})
+    return {"noisy": noisy, "clean": clean}
+
+
+_TWO_SET_ADVICE = (
+    "with a dict eval_dataset every metric is named eval_<set>_<metric>: metric_for_best_model must name one "
+    "set's metric, such as 'clean_loss'."
+)
+
+
+def _check_two_set_args(answer: Any) -> None:
+    from transformers import Trainer
+
+    if not isinstance(answer, dict):
+        raise Wrong("my_two_set_args must be a dict of TrainingArguments keywords.")
+    if not answer.get("load_best_model_at_end"):
+        raise Wrong("without load_best_model_at_end=True the model after training is the last one, not the best.")
+    sets = _two_sets(seed=11)
+    settings = {"num_train_epochs": 6, "learning_rate": 0.3, "per_device_train_batch_size": 8, **answer}
+    trainer = quiet(
+        Trainer(
+            model=_toy_model(seed=5), args=_args(**settings), train_dataset=_toy_data(48, seed=9), eval_dataset=sets
+        )
+    )
+    try:
+        with learner_code("training with your keywords on eval_dataset={'noisy': ..., 'clean': ...}"):
+            trainer.train()
+    except LearnerError as error:
+        if isinstance(error.__cause__, KeyError) and "metric_for_best_model" in str(error.__cause__):
+            raise Wrong(
+                f"the Trainer found no metric named by your metric_for_best_model: {_TWO_SET_ADVICE}"
+            ) from error
+        raise
+    history = trainer.state.log_history
+    clean = [entry["eval_clean_loss"] for entry in history if "eval_clean_loss" in entry]
+    noisy = [entry["eval_noisy_loss"] for entry in history if "eval_noisy_loss" in entry]
+    if len(clean) < 2:
+        raise Wrong("the run evaluated fewer than twice; evaluate every epoch (eval_strategy='epoch').")
+    final = trainer.evaluate(eval_dataset=sets["clean"], metric_key_prefix="final")["final_loss"]
+    if np.isclose(trainer.state.best_metric, min(noisy)) and not np.isclose(min(noisy), min(clean)):
+        raise Wrong("the best checkpoint was chosen on the noisy set; name the clean set's loss: 'clean_loss'.")
+    if not np.isclose(trainer.state.best_metric, min(clean)):
+        raise Wrong(
+            f"the best checkpoint has clean loss {trainer.state.best_metric:.4f} but the lowest was {min(clean):.4f};"
+            " for a loss, lower is better (greater_is_better=False, the default for a name ending in 'loss')."
+        )
+    if not np.isclose(final, min(clean), atol=1e-5):
+        raise Wrong("the model at the end is not the best checkpoint; check load_best_model_at_end and save_strategy.")
+
+
 q1 = Exercise(
     name="04.1",
     answer_name="my_compute_metrics",
@@ -202,4 +256,14 @@ q3 = Exercise(
     "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
     solution_obj=solutions.MY_BEST_MODEL_ARGS,
     wrong_answers=[solutions.HIGHEST_LOSS_ARGS, solutions.MISMATCHED_STRATEGY_ARGS, solutions.NO_LOAD_BEST_ARGS],
+)
+
+q4 = Exercise(
+    name="04.4",
+    answer_name="my_two_set_args",
+    checker=_check_two_set_args,
+    hint_text="as in exercise 3 (evaluate and save every epoch, load_best_model_at_end=True), with "
+    "metric_for_best_model='clean_loss' (or 'eval_clean_loss'): one set's metric; lower is better for a loss.",
+    solution_obj=solutions.MY_TWO_SET_ARGS,
+    wrong_answers=[solutions.ONE_SET_NAME_ARGS, solutions.NOISY_SET_ARGS, solutions.TWO_SET_HIGHEST_ARGS],
 )

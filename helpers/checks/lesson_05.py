@@ -3,14 +3,36 @@
 from __future__ import annotations
 
 import inspect
+import math
+import random
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_05 as solutions
 
-# (examples, batch, accumulation, epochs): short last batches, short last steps, more than one epoch
-COUNT_CASES = ((64, 8, 2, 1), (50, 12, 2, 2), (20, 3, 3, 1), (33, 4, 5, 2), (16, 16, 1, 3), (10, 4, 4, 1))
+COUNT_SEED = 5  # the check draws its cases from this seed each time it runs; the lesson's own run is not among them
+LESSON_RUN = (64, 8, 2, 2)  # (examples, batch, accumulation, epochs) of lesson 05's run
+
+# What the six drawn cases must cover between them, so that each usual shortcut fails on one of them.
+_COVERAGE = {
+    "a short last batch": lambda n, b, a, e: n % b != 0,
+    "a short last step": lambda n, b, a, e: math.ceil(n / b) % a != 0,
+    "accumulation 1": lambda n, b, a, e: a == 1,
+    "accumulation over 2": lambda n, b, a, e: a > 2,
+    "more than one epoch": lambda n, b, a, e: e > 1,
+}
+
+
+def count_cases(seed: int = COUNT_SEED) -> list[tuple[int, int, int, int]]:
+    """Six ``(examples, batch, accumulation, epochs)`` cases, drawn at check time from ``seed`` until they cover
+    every kind of :data:`_COVERAGE`; none is the lesson's run."""
+    rng = random.Random(seed)
+    while True:
+        cases = [(rng.randint(9, 30), rng.randint(3, 8), rng.randint(1, 4), rng.randint(1, 3)) for _ in range(6)]
+        covered = all(any(kind(*case) for case in cases) for kind in _COVERAGE.values())
+        if covered and LESSON_RUN not in cases:
+            return cases
 
 
 def _check_eval_loss_history(answer: Any) -> None:
@@ -41,8 +63,11 @@ def _check_eval_loss_history(answer: Any) -> None:
                 "record once per evaluation (on_evaluate), and give each instance its own list (in __init__)."
             )
         for pair, (true_step, true_loss) in zip(history, expected):
-            if not (isinstance(pair, tuple) and len(pair) == 2):
-                raise Wrong(f"each entry should be a pair (global_step, eval_loss), got {pair!r}.")
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise Wrong(
+                    f"each entry should be a pair (global_step, eval_loss), a tuple or a list of two items; "
+                    f"got {pair!r}."
+                )
             step, loss = pair
             if step != true_step:
                 raise Wrong(
@@ -57,11 +82,11 @@ def _check_eval_loss_history(answer: Any) -> None:
 
 
 def _check_expected_counts(answer: Any) -> None:
-    from helpers.callbacks import EventRecorder
+    from helpers.lessons.lesson_05 import EventRecorder
 
     if not callable(answer):
         raise Wrong(f"expected_counts should be a function, got {type(answer).__name__}.")
-    for examples, batch_size, accumulation, epochs in COUNT_CASES:
+    for examples, batch_size, accumulation, epochs in count_cases():
         recorder = EventRecorder()
         settings = dict(
             per_device_train_batch_size=batch_size,

@@ -1,8 +1,17 @@
-"""Exercises of lesson 07 (custom losses). Each check runs the learner's code in a real, tiny Trainer and judges the
-logged loss and gradient norm: batch 4 x accumulation 2 must log what batch 8 x accumulation 1 logs."""
+"""Exercises of lesson 07 (custom losses). Each check runs the learner's code with what a real Trainer passes (real
+model outputs, a real Trainer, on one process and then on two) and judges the logged loss and gradient norm:
+batch 4 x accumulation 2 must log what batch 8 x accumulation 1 logs, and two processes of batch 4 what one
+process of batch 8 logs. The label mixes and the data are drawn at check time from the check's own seed."""
 
 from __future__ import annotations
 
+import gc
+import os
+import queue
+import random
+import sys
+import tempfile
+import time
 from typing import Any
 
 import torch
@@ -13,11 +22,22 @@ from helpers.checks.core import Exercise, Wrong, learner_code
 from helpers.solutions import lesson_07 as solutions
 
 GAMMA = 2.0
-LABELS = ([1, 0, 0, 0, 0, 0, 1, 0], [1, 1, 0, 0, 0, 1, 0, 0])  # 2 and 3 positives out of 8: different weights
+CHECK_SEED = 707  # the check's own cases, different from anything the lesson shows
+TWO_PROCESS_TIMEOUT_S = 30
 
 
-def _data(labels: list[int]) -> Any:
-    return fixtures.random_ids(8).remove_columns("labels").add_column("labels", labels)
+def _label_mixes(rng: random.Random) -> list[list[int]]:
+    """Two label mixes of 8 reviews with different numbers of positives (never 4: equal weights)."""
+    mixes = []
+    for positives in rng.sample([1, 2, 3, 5, 6, 7], 2):
+        labels = [1] * positives + [0] * (8 - positives)
+        rng.shuffle(labels)
+        mixes.append(labels)
+    return mixes
+
+
+def _data(labels: list[int], seed: int) -> Any:
+    return fixtures.random_ids(8, seed=seed).remove_columns("labels").add_column("labels", labels)
 
 
 def _first_log(trainer: Any) -> dict[str, float]:
@@ -28,8 +48,8 @@ def _same(a: float, b: float, rel: float = 1e-4) -> bool:
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
 
 
-def _compare_runs(make: Any, reference: float, what: str) -> None:
-    """Batch 8 x 1 must log ``reference``; batch 4 x 2 the same loss and grad_norm."""
+def _compare_runs(make: Any, reference: float, what: str) -> dict[str, float]:
+    """Batch 8 x 1 must log ``reference``; batch 4 x 2 the same loss and grad_norm. Returns batch 8's log."""
     big = _first_log(make(per_device_train_batch_size=8))
     small = _first_log(make(per_device_train_batch_size=4, gradient_accumulation_steps=2))
     if not _same(big["loss"], reference):
@@ -40,6 +60,104 @@ def _compare_runs(make: Any, reference: float, what: str) -> None:
             f"batch 8 x 1 logged {big['loss']:.5f} and {big['grad_norm']:.5f}. Divide the summed loss by "
             "num_items_in_batch when it is given, or return a per-batch mean and set loss_is_scaled_for_ga = False."
         )
+    return big
+
+
+# ---- two real processes (gloo on this CPU), forked from this one ----
+
+
+def _process(rank: int, store: str, make: Any, results: Any) -> None:
+    """One of the two processes: a real DDP run of ``make(per_device_train_batch_size=4)``. The processes meet
+    through a file (no port to race for). Their own output (library warnings, C++ ones too) goes nowhere: the
+    verdict is the parent's to show."""
+    gc.freeze()  # objects inherited from the parent are never collected here (see _two_processes)
+    silent = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(silent, 1)
+    os.dup2(silent, 2)
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (this process ends with the run)
+    import torch.distributed as dist
+
+    try:
+        os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2")
+        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="0", GLOO_SOCKET_IFNAME="lo")  # loopback only
+        from accelerate.state import AcceleratorState
+
+        AcceleratorState._reset_state(reset_partial_state=True)  # this process starts as one of two
+        torch.set_num_threads(1)
+        dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
+        trainer = make(per_device_train_batch_size=4)  # accelerate finds the group already set up
+        processes = trainer.accelerator.num_processes
+        trainer.train()
+        log = trainer.state.log_history[0]
+        results.put((rank, None, processes, log["loss"], log["grad_norm"]))
+    except Exception as error:  # reported by the parent, as the learner's or as the check's
+        results.put((rank, f"{type(error).__name__}: {error}", None, None, None))
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def _run_two(make: Any) -> list[tuple[Any, ...]] | None:
+    """One attempt: both processes' rows, or None if they did not both report within the time limit."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    # Garbage left by earlier runs in this process can hold finalizers that wait for threads which a forked child
+    # does not have: collect it here, where those threads exist, before forking.
+    gc.collect()
+    results, got = context.Queue(), []
+    with tempfile.TemporaryDirectory(prefix="course-07-") as folder:
+        store = os.path.join(folder, "store")
+        processes = [context.Process(target=_process, args=(rank, store, make, results)) for rank in range(2)]
+        for process in processes:
+            process.start()
+        deadline = time.monotonic() + TWO_PROCESS_TIMEOUT_S
+        try:
+            while len(got) < 2 and time.monotonic() < deadline:
+                try:
+                    got.append(results.get(timeout=0.5))
+                except queue.Empty:
+                    if any(not p.is_alive() and p.exitcode for p in processes):
+                        break  # a process died without reporting
+        finally:
+            for process in processes:
+                process.join(timeout=5)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+    return sorted(got, key=lambda row: row[0]) if len(got) == 2 else None
+
+
+def _two_processes(make: Any) -> tuple[float, float]:
+    """The loss and grad_norm logged by a real 2-process run (each process batch 4: the same global batch of 8)."""
+    got = _run_two(make) or _run_two(make)  # one retry: a forked pair that stalls is the machine's fault
+    if got is None:
+        raise RuntimeError(f"the 2-process run did not report within {TWO_PROCESS_TIMEOUT_S} s, twice")
+    errors = [error for _, error, *_ in got if error]
+    if errors:
+        raise Wrong(f"on 2 processes your code raised {errors[0]}. It ran on one process: what differs is the count.")
+    if any(row[2] != 2 for row in got):
+        raise RuntimeError(f"the 2-process run did not start 2 processes: {got}")
+    return got[0][3], got[0][4]
+
+
+def _compare_processes(make: Any, single: dict[str, float], what: str, rule: str) -> None:
+    loss, grad_norm = _two_processes(make)
+    if not (_same(loss, single["loss"]) and _same(grad_norm, single["grad_norm"])):
+        ratio = loss / single["loss"]
+        raise Wrong(
+            f"{what}: on 2 processes of batch 4 your loss logged {loss:.5f} and grad_norm {grad_norm:.5f}; one "
+            f"process of batch 8 logged {single['loss']:.5f} and {single['grad_norm']:.5f} (ratio {ratio:.2f}). " + rule
+        )
+
+
+# ---- 07.1 ----
+
+PROCESS_RULE_TRAINER = (
+    "On several processes num_items_in_batch counts the items of all of them and DDP averages the gradients: "
+    "multiply sum / num_items_in_batch by self.accelerator.num_processes when args.average_tokens_across_devices "
+    "is on (lesson 07, section 7), and never divide by it."
+)
 
 
 def _check_balanced_trainer(answer: Any) -> None:
@@ -47,8 +165,11 @@ def _check_balanced_trainer(answer: Any) -> None:
 
     if not (isinstance(answer, type) and issubclass(answer, Trainer)):
         raise Wrong(f"MyBalancedTrainer must be a class that subclasses transformers.Trainer, got {answer!r}.")
-    for labels in LABELS:
-        data, counts = _data(labels), torch.bincount(torch.tensor(labels), minlength=2).float()
+    rng = random.Random(CHECK_SEED)
+    learning_rate = round(rng.uniform(2e-4, 8e-4), 6)
+    single = None
+    for case, labels in enumerate(_label_mixes(rng)):
+        data, counts = _data(labels, seed=case + 3), torch.bincount(torch.tensor(labels), minlength=2).float()
         weights = len(labels) / (2 * counts)
         batch = fixtures.batch(data, 8)
         with torch.no_grad():
@@ -59,7 +180,7 @@ def _check_balanced_trainer(answer: Any) -> None:
         what = f"{sum(labels)} positives in 8 reviews (weights {weights[0]:.3f}, {weights[1]:.3f})"
 
         def make(data: Any = data, **settings: Any) -> Any:
-            settings.update(max_steps=1, logging_steps=1, save_strategy="no", learning_rate=1e-3)
+            settings.update(max_steps=1, logging_steps=1, save_strategy="no", learning_rate=learning_rate)
             return fixtures.trainer(settings, trainer_class=answer, train_dataset=data)
 
         trainer = make(per_device_eval_batch_size=8)
@@ -71,50 +192,89 @@ def _check_balanced_trainer(answer: Any) -> None:
             raise Wrong(
                 f"{what}: evaluation gives loss {evaluated:.5f}, the balanced weighted cross-entropy is "
                 f"{reference:.5f}. Weight class c by N / (2 * count_c), counted on train_dataset['labels']; sum "
-                "weight[label] * CE over the reviews and divide by their number (num_items_in_batch is None here)."
+                "weight[label] * CE over the reviews and divide by their number."
             )
-        _compare_runs(make, reference, what)
+        single = _compare_runs(make, reference, what), make, what
+    big, make, what = single
+    _compare_processes(make, big, what, PROCESS_RULE_TRAINER)
+
+
+# ---- 07.2 ----
+
+PROCESS_RULE_FUNC = (
+    "A compute_loss_func returns sum / num_items_in_batch with no factor for processes: Trainer.compute_loss "
+    "multiplies its result by the number of processes itself (lesson 07, section 7)."
+)
+
+
+def _focal_reference(logits: torch.Tensor, labels: torch.Tensor, count: float) -> float:
+    log_p = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None]).squeeze(1)
+    return float((-((1 - log_p.exp()) ** GAMMA) * log_p).sum() / count)
+
+
+def _confident_model() -> Any:
+    """The tiny classifier with its head scaled by 20: confident predictions, where focal and CE differ."""
+    model = fixtures.tiny_model(seed=2)
+    with torch.no_grad():
+        model.classifier.weight.mul_(20)
+        model.classifier.bias.mul_(20)
+    return model
 
 
 def _check_focal_func(answer: Any) -> None:
-    from types import SimpleNamespace
-
-    if not callable(answer):
+    if not callable(answer) or isinstance(answer, type):
         raise Wrong(
             f"my_focal_loss_func must be a function (outputs, labels, num_items_in_batch=None), got {answer!r}."
         )
-    data = fixtures.random_ids(8, seed=2)
-    batch, model = fixtures.batch(data, 8), fixtures.tiny_model()
-    with torch.no_grad():
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits * 20
-    for rows, items in ((8, None), (5, torch.tensor(13))):
-        log_p = F.log_softmax(logits[:rows], dim=-1).gather(1, batch["labels"][:rows, None]).squeeze(1)
-        expected = float((-((1 - log_p.exp()) ** GAMMA) * log_p).sum() / (items if items is not None else rows))
-        with learner_code(f"calling your function on {rows} reviews with num_items_in_batch={items}"):
-            got = answer(SimpleNamespace(logits=logits[:rows]), batch["labels"][:rows], num_items_in_batch=items)
-        if not torch.is_tensor(got) or got.numel() != 1:
-            raise Wrong(f"the function must return a scalar tensor (the loss), got {type(got).__name__}.")
-        if not _same(float(got), expected):
-            plain = float(F.cross_entropy(logits[:rows], batch["labels"][:rows], reduction="sum")) / (items or rows)
+    rng = random.Random(CHECK_SEED + 1)
+    data = fixtures.random_ids(8, seed=rng.randrange(10, 1000))
+    batch, model = fixtures.batch(data, 8), _confident_model()
+    for rows, items in ((8, None), (5, torch.tensor(rng.randrange(9, 20)))):
+        outputs = model(input_ids=batch["input_ids"][:rows], attention_mask=batch["attention_mask"][:rows])
+        labels = batch["labels"][:rows]
+        count = float(items) if items is not None else rows
+        expected = _focal_reference(outputs.logits.detach(), labels, count)
+        shown = None if items is None else int(items)
+        with learner_code(
+            f"calling your function on the model's outputs (a {type(outputs).__name__}) for {rows} reviews "
+            f"with num_items_in_batch={shown}"
+        ):
+            got = answer(outputs, labels, num_items_in_batch=items)
+        if not torch.is_tensor(got):
             raise Wrong(
-                f"on {rows} reviews with num_items_in_batch={None if items is None else int(items)} your loss is "
-                f"{float(got):.5f}, the focal loss (gamma 2) summed and divided by "
-                f"{'the batch size' if items is None else 'num_items_in_batch'} is {expected:.5f}."
+                f"the function must return the loss as a tensor (the Trainer calls .backward() on it), got "
+                f"{type(got).__name__}."
+            )
+        if got.numel() != 1:
+            raise Wrong(
+                f"your function returned {got.numel()} numbers (shape {tuple(got.shape)}), one loss per review: "
+                "sum the per-review focal losses and divide by num_items_in_batch (or by the batch size when it "
+                "is None), so it returns one number."
+            )
+        got = got.detach()
+        if not _same(float(got), expected):
+            plain = float(F.cross_entropy(outputs.logits.detach(), labels, reduction="sum")) / count
+            raise Wrong(
+                f"on {rows} reviews with num_items_in_batch={shown} your loss is {float(got):.5f}, the focal loss "
+                f"(gamma 2) summed and divided by {'the batch size' if items is None else 'num_items_in_batch'} is "
+                f"{expected:.5f}."
                 + (
                     " That is plain cross-entropy: multiply each review's CE by (1 - p_true) ** 2."
                     if _same(float(got), plain)
                     else ""
                 )
             )
-    log_p = F.log_softmax(model(**{k: v for k, v in batch.items() if k != "labels"}).logits.detach(), -1)
-    log_p = log_p.gather(1, batch["labels"][:, None]).squeeze(1)
-    reference = float((-((1 - log_p.exp()) ** GAMMA) * log_p).mean())
+    learning_rate = round(rng.uniform(2e-4, 8e-4), 6)
+    with torch.no_grad():
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+    reference = _focal_reference(logits, batch["labels"], 8)
 
     def make(**settings: Any) -> Any:
-        settings.update(max_steps=1, logging_steps=1, save_strategy="no", learning_rate=1e-3)
-        return fixtures.trainer(settings, train_dataset=data, compute_loss_func=answer)
+        settings.update(max_steps=1, logging_steps=1, save_strategy="no", learning_rate=learning_rate)
+        return fixtures.trainer(settings, model=_confident_model(), train_dataset=data, compute_loss_func=answer)
 
-    _compare_runs(make, reference, "in a Trainer with compute_loss_func")
+    big = _compare_runs(make, reference, "in a Trainer with compute_loss_func")
+    _compare_processes(make, big, "in a Trainer with compute_loss_func", PROCESS_RULE_FUNC)
 
 
 q1 = Exercise(
@@ -125,8 +285,9 @@ q1 = Exercise(
         "In __init__, call super().__init__(*args, **kwargs), then count self.train_dataset['labels'] per class and "
         "keep weights N / (2 * count). In compute_loss pop the labels, run the model, take "
         "F.cross_entropy(logits, labels, reduction='none') * weights[labels], sum, and divide by num_items_in_batch "
-        "if it is given (times self.accelerator.num_processes when args.average_tokens_across_devices), else by "
-        "labels.numel(). Return (loss, outputs) if return_outputs."
+        "if it is given, else by labels.numel(). On several processes num_items_in_batch counts all of them: "
+        "multiply by self.accelerator.num_processes when args.average_tokens_across_devices. Return (loss, outputs) "
+        "if return_outputs."
     ),
     solution_obj=solutions.MyBalancedTrainer,
     wrong_answers=solutions.WRONG_TRAINERS,
@@ -137,9 +298,16 @@ q2 = Exercise(
     answer_name="my_focal_loss_func",
     checker=_check_focal_func,
     hint_text=(
-        "log_p = F.log_softmax(outputs.logits, -1).gather(1, labels[:, None]).squeeze(1); per review: "
-        "-(1 - log_p.exp()) ** 2 * log_p; sum it and divide by num_items_in_batch (or labels.numel() if None)."
+        "outputs is the model's SequenceClassifierOutput: log_p = F.log_softmax(outputs.logits, -1).gather(1, "
+        "labels[:, None]).squeeze(1); per review: -(1 - log_p.exp()) ** 2 * log_p; sum it and divide by "
+        "num_items_in_batch (or labels.numel() if None). No factor for processes: the Trainer multiplies a "
+        "compute_loss_func's loss by their number itself."
     ),
     solution_obj=solutions.my_focal_loss_func,
-    wrong_answers=[solutions.focal_mean_loss_func, solutions.cross_entropy_loss_func],
+    wrong_answers=[
+        solutions.focal_mean_loss_func,
+        solutions.cross_entropy_loss_func,
+        solutions.focal_per_review_loss_func,
+        solutions.focal_times_processes_loss_func,
+    ],
 )

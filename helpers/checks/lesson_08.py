@@ -1,15 +1,24 @@
-"""Exercises of lesson 08 (training step and gradients). Each check builds a real, tiny Trainer."""
+"""Exercises of lesson 08 (training step and gradients). Each check builds a real, tiny Trainer, with a learning
+rate, a weight decay and decays that no library default has, drawn at check time from the check's own seed."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, learner_code
-from helpers.gradients import GradientNormRecorder
+from helpers.lessons.lesson_08 import GradientNormRecorder
 from helpers.solutions import lesson_08 as solutions
 
-CHECK_LR, WEIGHT_DECAY = 1e-3, 0.01
+CHECK_SEED = 808
+
+
+def _settings(rng: random.Random) -> tuple[float, float]:
+    """A learning rate and a weight decay unlike any default (AdamW's 1e-3 and 0.01, the Trainer's 5e-5 and 0)."""
+    learning_rate = round(rng.uniform(2.1e-4, 9.3e-4), 7)
+    weight_decay = round(rng.uniform(0.021, 0.093), 4)
+    return learning_rate, weight_decay
 
 
 def _check_head_monitor(answer: Any) -> None:
@@ -19,6 +28,7 @@ def _check_head_monitor(answer: Any) -> None:
         raise Wrong(
             f"MyHeadGradientMonitor must be a class that subclasses transformers.TrainerCallback, got {answer!r}."
         )
+    learning_rate, _ = _settings(random.Random(CHECK_SEED))
     for steps, accumulation in ((3, 1), (2, 2)):
         with learner_code("creating MyHeadGradientMonitor()"):
             monitor = answer()
@@ -28,7 +38,7 @@ def _check_head_monitor(answer: Any) -> None:
             gradient_accumulation_steps=accumulation,
             per_device_train_batch_size=8,
             max_grad_norm=0.05,
-            learning_rate=CHECK_LR,
+            learning_rate=learning_rate,
             save_strategy="no",
         )  # clipping changes the norms
         fixtures.train(fixtures.trainer(settings, callbacks=[monitor, reference]), "training with your callback")
@@ -60,8 +70,12 @@ def _check_layerwise_decay(answer: Any) -> None:
 
     if not (isinstance(answer, type) and issubclass(answer, Trainer)):
         raise Wrong(f"MyLayerwiseDecayTrainer must be a class that subclasses transformers.Trainer, got {answer!r}.")
-    for layers, decay in ((2, 0.5), (3, 0.8)):
-        settings = {"learning_rate": CHECK_LR, "weight_decay": WEIGHT_DECAY, "max_steps": 1, "save_strategy": "no"}
+    rng = random.Random(CHECK_SEED + 1)
+    learning_rate, weight_decay = _settings(rng)
+    decays = [round(rng.uniform(0.55, 0.95), 2) for _ in range(2)]  # never the lesson's 0.5 or the text's 0.8
+    decays = [decay + 0.01 if decay == 0.8 else decay for decay in decays]
+    for layers, decay in zip((2, 3), decays):
+        settings = {"learning_rate": learning_rate, "weight_decay": weight_decay, "max_steps": 1, "save_strategy": "no"}
         model = fixtures.tiny_model(layers=layers)
         with learner_code(f"creating MyLayerwiseDecayTrainer(decay={decay}, ...)"):
             trainer = fixtures.trainer(settings, trainer_class=answer, model=model, decay=decay)
@@ -81,15 +95,18 @@ def _check_layerwise_decay(answer: Any) -> None:
                 raise Wrong(f"{name} is in no parameter group, so it would never be trained. Include every parameter.")
             lr, wd = settings_of[id(param)]
             depth = _depth(name, layers)
-            if abs(lr - CHECK_LR * decay**depth) > 1e-12:
+            if abs(lr - learning_rate * decay**depth) > 1e-12:
                 raise Wrong(
-                    f"with {layers} layers and decay={decay}, {name} has lr {lr:.3e}, expected "
-                    f"{CHECK_LR * decay**depth:.3e} (learning_rate * decay ** {depth}; depth counts down from the top)."
+                    f"with {layers} layers, decay={decay} and learning_rate={learning_rate}, {name} has lr "
+                    f"{lr:.4e}, expected {learning_rate * decay**depth:.4e} (args.learning_rate * decay ** {depth}; "
+                    "depth counts down from the top). Give every parameter group its own lr."
                 )
-            if abs(wd - (WEIGHT_DECAY if name in decayed else 0.0)) > 1e-12:
+            expected_wd = weight_decay if name in decayed else 0.0
+            if abs(wd - expected_wd) > 1e-12:
                 raise Wrong(
-                    f"{name} has weight_decay {wd}; like the Trainer, use args.weight_decay for the names of "
-                    "self.get_decay_parameter_names(model) and 0.0 for the others (biases and LayerNorm weights)."
+                    f"with weight_decay={weight_decay}, {name} has weight_decay {wd}, expected {expected_wd}: like "
+                    "the Trainer, use args.weight_decay for the names of self.get_decay_parameter_names(model) and "
+                    "0.0 for the others (biases and LayerNorm weights), in every parameter group."
                 )
         fixtures.train(trainer, "training one step with your optimizer")
 

@@ -50,6 +50,13 @@ def _check_latest_checkpoint(latest_checkpoint: Any) -> None:
             )
 
 
+# Evaluations every 2 steps, saves every 4: counting saves, steps or logs gives other numbers than counting
+# evaluations, and each evaluation runs 3 batches, so counting prediction steps does too. The first run stops
+# at step 4 (2 evaluations, 1 save so far) and the resumed one ends at step 8 (4 evaluations in all).
+_EVAL_STEPS, _SAVE_STEPS, _STOP_STEP, _MAX_STEPS = 2, 4, 4, 8
+_EVAL_ROWS, _EVAL_BATCH = 24, 8
+
+
 def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | None, resume: bool) -> Any:
     from transformers import TrainerCallback
 
@@ -60,18 +67,27 @@ def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | No
 
     settings = dict(
         output_dir=output_dir,
-        max_steps=4,
+        max_steps=_MAX_STEPS,
         per_device_train_batch_size=4,
+        per_device_eval_batch_size=_EVAL_BATCH,
         eval_strategy="steps",
-        eval_steps=2,
-        save_steps=2,
+        eval_steps=_EVAL_STEPS,
+        save_steps=_SAVE_STEPS,
         restore_callback_states_from_checkpoint=True,
     )
     with learner_code("creating EvalCounter()"):
         callback = callback_class()
-    trainer = fixtures.trainer(settings, eval_dataset=fixtures.random_ids(8, seed=1), callbacks=[callback, StopAt()])
+    eval_set = fixtures.random_ids(_EVAL_ROWS, seed=1)
+    trainer = fixtures.trainer(settings, eval_dataset=eval_set, callbacks=[callback, StopAt()])
     step = "resuming with your callback" if resume else "training (and saving checkpoints) with your callback"
     fixtures.train(trainer, step, resume_from_checkpoint=True if resume else None)
+    expected_step = _MAX_STEPS if stop_step is None else stop_step
+    if trainer.state.global_step != expected_step:
+        raise Wrong(
+            f"the run went to step {trainer.state.global_step}, not {expected_step}: an event of your callback "
+            "returned a new TrainerControl, which throws away the Trainer's own flags (stop, save). Change the "
+            "`control` you receive, or return None."
+        )
     live = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, callback_class)]
     if not live:
         raise Wrong("after the resume no instance of your class is among trainer.callback_handler.callbacks.")
@@ -89,17 +105,19 @@ def _check_eval_counter(eval_counter: Any) -> None:
         fresh = eval_counter()
     if not hasattr(fresh, "evaluations"):
         raise Wrong("an EvalCounter() needs an attribute `evaluations` (set it to 0 in __init__).")
+    before, total = _STOP_STEP // _EVAL_STEPS, _MAX_STEPS // _EVAL_STEPS
     with tempfile.TemporaryDirectory() as tmp:
-        first = _run_eval_counter(eval_counter, tmp, stop_step=2, resume=False)
-        if first.evaluations != 1:
+        first = _run_eval_counter(eval_counter, tmp, stop_step=_STOP_STEP, resume=False)
+        if first.evaluations != before:
             raise Wrong(
-                f"after 2 steps with eval_steps=2 your callback counted {first.evaluations} evaluations, "
-                "not 1. Count in on_evaluate."
+                f"{_STOP_STEP} steps with eval_steps={_EVAL_STEPS} ran {before} evaluations (of "
+                f"{_EVAL_ROWS // _EVAL_BATCH} batches each; one save, at step {_SAVE_STEPS}), but your callback "
+                f"counted {first.evaluations}. Count once per evaluation, in on_evaluate."
             )
         resumed = _run_eval_counter(eval_counter, tmp, stop_step=None, resume=True)
-    if resumed.evaluations != 2:
+    if resumed.evaluations != total:
         raise Wrong(
-            f"after the resume your callback counted {resumed.evaluations} evaluations; the whole run had 2. "
+            f"after the resume your callback counted {resumed.evaluations} evaluations; the whole run had {total}. "
             "Inherit transformers.trainer_callback.ExportableState and return the count from state() "
             "as {'args': {...}, 'attributes': {'evaluations': ...}}."
         )

@@ -1,27 +1,53 @@
-"""The capstone's exercises: ``q1`` StopAtTargetF1, ``q2`` the whole project (its task: :mod:`helpers.capstone`)."""
+"""The capstone's exercises: ``q1`` StopAtTargetF1, ``q2`` the project (task: :mod:`helpers.capstone`), judged by
+its outcome on held-out reviews (:func:`run_project`, which ``tools/capstone_goal.py`` runs over many seeds)."""
 
+import random
 from typing import Any
 
-from transformers import Trainer
+from transformers import Trainer, TrainerCallback
 
+import helpers
 from helpers import capstone
 from helpers.checks import fixtures
-from helpers.checks.core import PASSED, Exercise, Verdict, Wrong, learner_code, validated_callback
+from helpers.checks.core import PASSED, Exercise, LearnerError, Verdict, Wrong, learner_code, validated_callback
+from helpers.lessons.lesson_12 import make_starter_trainer
 from helpers.solutions import lesson_12 as solutions
 
-# (the eval_f1 reported at evaluations 1, 2, ..., target, the update training should stop after)
-STOP_CASES = (((0.2, 0.5, 0.7, 0.9), 0.6, 3), ((0.4, 0.5, 0.3, 0.8), 0.5, 2), ((0.1, 0.2, 0.3, 0.4), 0.9, 4))
+STOP_SEED = 121  # the check draws its cases from this seed each time it runs; none is a case the lesson shows
+EPOCHS, UPDATES_PER_EPOCH = 3, 4  # long enough that ending an epoch early is not ending the run
+STOP_RUN = dict(num_train_epochs=EPOCHS, per_device_train_batch_size=2, eval_strategy="steps", eval_steps=1)
 SEEDED = f"the check seeded Python, NumPy and torch with {capstone.SEED} first: this code scores the same in every run"
 
 
+def _stop_cases(seed: int = STOP_SEED) -> list[tuple[list[float], float, int]]:
+    """``(eval_f1 at evaluations 1, 2, ..., target, the update to stop after)``: an F1 equal to the target, one above
+    it, one never reaching it; never at the first evaluation, always before the last epoch."""
+    rng, total, cases = random.Random(seed), EPOCHS * UPDATES_PER_EPOCH, []
+    for kind in ("equal", "above", "never"):
+        target = round(rng.uniform(0.3, 0.7), 2)
+        scores = [round(rng.uniform(0.05, target - 0.01), 2) for _ in range(total)]
+        stop = total if kind == "never" else rng.randint(2, total - UPDATES_PER_EPOCH)
+        if kind != "never":
+            scores[stop - 1] = target if kind == "equal" else round(target + rng.uniform(0.01, 0.2), 2)
+            scores[stop:] = [round(rng.uniform(0.05, 0.95), 2) for _ in scores[stop:]]
+        cases.append((scores, target, stop))
+    return cases
+
+
 def _check_stop_callback(callback_class: Any) -> None:
-    for reported, target, expected in STOP_CASES:
+    if not isinstance(callback_class, type):
+        what = "an instance" if isinstance(callback_class, TrainerCallback) else type(callback_class).__name__
+        raise Wrong(
+            f"StopAtTargetF1 must be the class itself (the check builds it as StopAtTargetF1(target=...)), got {what}."
+        )
+    for reported, target, expected in _stop_cases():
         with learner_code(f"creating StopAtTargetF1(target={target})"):
             callback = callback_class(target=target)
         scores = iter(reported)
         trainer = fixtures.trainer(
             {},
-            fixed={"max_steps": len(reported), "eval_strategy": "steps", "eval_steps": 1},
+            fixed=STOP_RUN,
+            train_dataset=fixtures.random_ids(2 * UPDATES_PER_EPOCH),
             eval_dataset=fixtures.random_ids(8),
             compute_metrics=lambda prediction, scores=scores: {"f1": next(scores)},
             callbacks=[validated_callback(callback)],  # says so if it is no TrainerCallback
@@ -29,36 +55,83 @@ def _check_stop_callback(callback_class: Any) -> None:
         stopped = fixtures.train(trainer, "training with your callback").state.global_step
         if stopped != expected:
             raise Wrong(
-                f"eval_f1 was {list(reported)} at updates 1 to {len(reported)}; with target={target} training should "
-                f"stop after update {expected}, but it stopped after {stopped}. on_evaluate receives 'eval_f1' (the "
-                "Trainer adds the 'eval_' prefix); stop once it is >= the target, and not before."
+                f"over {EPOCHS} epochs of {UPDATES_PER_EPOCH} updates, evaluated after each, eval_f1 was {reported}; "
+                f"with target={target} training should stop after update {expected}, but it stopped after {stopped}. "
+                "on_evaluate receives 'eval_f1' (the Trainer adds 'eval_'); once it is >= the target, set "
+                "control.should_training_stop (should_epoch_stop only ends the epoch)."
             )
 
 
-def _check_capstone(make_trainer: Any) -> Verdict:
+class _Rules(TrainerCallback):
+    """The capstone's rules, enforced while the learner's Trainer trains (by its callbacks and each update)."""
+
+    def __init__(self, trainer: Any) -> None:
+        self.training_step, trainer.training_step = trainer.training_step, self.guarded_step
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        if not capstone.is_fresh(model):
+            raise Wrong(
+                "the model your Trainer starts from is not a fresh capstone model (its weights were trained or "
+                "changed before): build it inside, with model_init=capstone.model_init; change how it trains, not "
+                "where it starts."
+            )
+
+    def guarded_step(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        other = {capstone.split_of(ids) for ids in inputs["input_ids"].tolist()} - {"train"}
+        if other:
+            where = "the validation split" if "validation" in other else "reviews that are not in it"
+            raise Wrong(
+                f"your Trainer trained on {where}: train on capstone.load_data()['train'] only (resampling or "
+                "weighting it is fine); the validation split is there to choose a model, not to learn from."
+            )
+        return self.training_step(model, inputs, *args, **kwargs)
+
+
+def run_project(make_trainer: Any, seed: int | None = None) -> tuple[Any, dict[str, float]]:
+    """The check's run: seed, build the learner's Trainer, train it under :class:`_Rules` and return it with the
+    held-out scores of the model it kept (``f1`` is the score). ``tools/capstone_goal.py`` passes other seeds (the
+    Trainer's ``args.seed`` then follows)."""
+    if isinstance(make_trainer, Trainer) or not callable(make_trainer):
+        raise Wrong(
+            f"make_capstone_trainer must be the function that builds the Trainer, got {type(make_trainer).__name__}: "
+            "define `def make_capstone_trainer(): ... return trainer`, and name it without calling it."
+        )
     with learner_code("calling your make_capstone_trainer()"):
-        twin, trainer = make_trainer(), capstone.seeded_trainer(make_trainer)
+        twin, trainer = make_trainer(), capstone.seeded_trainer(make_trainer, capstone.SEED if seed is None else seed)
     if not isinstance(trainer, Trainer) or trainer.state.global_step:
         raise Wrong(f"make_capstone_trainer() must return an untrained Trainer, got {type(trainer).__name__}.")
-    if trainer.model is twin.model:
+    if trainer.model is not None and trainer.model is twin.model:
         raise Wrong("two calls returned the same model object: build it inside, with model_init=capstone.model_init.")
-    args = trainer.args
-    if not args.load_best_model_at_end or args.metric_for_best_model not in ("f1", "eval_f1"):
+    trainer.args.seed = trainer.args.seed if seed is None else seed
+    helpers.quiet(trainer).add_callback(_Rules(trainer))
+    try:
+        with learner_code("training the Trainer that make_capstone_trainer() returned"):
+            trainer.train()
+    except LearnerError as error:
+        if "0-d tensor" not in str(error):
+            raise
         raise Wrong(
-            "keep the model with the best minority F1 (the majority class rules the loss): load_best_model_at_end="
-            f"True, metric_for_best_model='f1' (yours: {args.load_best_model_at_end}, {args.metric_for_best_model!r})."
-        )
-    known = {tuple(ids) for ids in capstone.load_data()["train"]["input_ids"]}
-    columns = getattr(trainer.train_dataset, "column_names", None) or ()
-    if "input_ids" not in columns or any(tuple(ids) not in known for ids in trainer.train_dataset["input_ids"]):
-        raise Wrong("train on capstone.load_data()['train'] (resampling it is fine, other reviews are not).")
-    with learner_code("training the Trainer that make_capstone_trainer() returned"):
-        trainer.train()
-    score = capstone.minority_f1(trainer.model, capstone.load_data()["validation"])
-    said = f"minority-class F1 on the validation split: {score:.3f}, goal {capstone.GOAL_F1} ({SEEDED})"
-    if score < capstone.GOAL_F1:
-        raise Wrong(f"{said}. Weigh the rare class in the loss (lesson 07's class-weighted Trainer).")
-    return Verdict(PASSED, f"{said}.", "12.2")
+            f"{error} When it evaluates, the Trainer calls compute_loss(..., return_outputs=True) and unpacks "
+            "(loss, outputs): end compute_loss with `return (loss, outputs) if return_outputs else loss` (lesson 07)."
+        ) from error
+    if not trainer.state.global_step:
+        raise Wrong("trainer.train() made no update: the check scores the model your Trainer trains.")
+    return trainer, capstone.held_out_scores(trainer.model)
+
+
+def _check_capstone(make_trainer: Any) -> Verdict:
+    trainer, scores = run_project(make_trainer)
+    held_out, called = capstone.SIZES["held_out"], scores["predicted_positive"]
+    said = f"minority-class F1 on {held_out} held-out reviews your code never saw: {scores['f1']:.3f}, goal "
+    said += f"{capstone.GOAL_F1} ({SEEDED})"
+    if scores["f1"] >= capstone.GOAL_F1:
+        return Verdict(PASSED, f"{said}.", "12.2")
+    advice = [f"; your model calls {called} of them positive ({held_out // 10} are)."]
+    if called < held_out // 20:
+        advice.append("The mean loss lets it ignore the rare class: weigh that class in the loss (lesson 07).")
+    if not trainer.args.load_best_model_at_end or trainer.args.metric_for_best_model not in ("f1", "eval_f1"):
+        advice.append("You keep the last model: keep the best by F1 (metric_for_best_model='f1').")
+    raise Wrong(said + " ".join(advice))
 
 
 q1 = Exercise(
@@ -74,8 +147,8 @@ q2 = Exercise(
     name="12.2",
     answer_name="make_capstone_trainer",
     checker=_check_capstone,
-    hint_text="Start from capstone.make_starter_trainer: lesson 07's class-weighted Trainer, eval and save every "
-    "epoch, load_best_model_at_end=True with metric_for_best_model='f1', warmup + decay, StopAtTargetF1 (q1).",
+    hint_text="Start from make_starter_trainer: lesson 07's WeightedLossTrainer with balanced class weights counted "
+    "on the training split, evaluation and saving every epoch, the best model kept by F1, warmup and a decay.",
     solution_obj=solutions.make_capstone_trainer,
-    wrong_answers=[capstone.make_starter_trainer, solutions.make_trainer_kept_by_loss],
+    wrong_answers=[make_starter_trainer],
 )

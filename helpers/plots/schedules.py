@@ -3,7 +3,7 @@
 :func:`schedule_lrs` builds the installed ``transformers.get_scheduler`` on a one-parameter optimizer and
 reads the learning rate the way ``Trainer`` applies it: update ``k`` uses the rate set *before* the
 scheduler's ``k``-th step. :func:`plot_schedules` draws such curves, and can lay the rates a real run
-applied (for example from :class:`helpers.callbacks.AppliedLRRecorder`) over them as markers.
+applied (for example from :class:`helpers.lessons.lesson_03.AppliedLRRecorder`) over them as markers.
 """
 
 from __future__ import annotations

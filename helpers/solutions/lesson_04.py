@@ -100,3 +100,15 @@ class NeverResetAccuracy(MyStreamingAccuracy):
 HIGHEST_LOSS_ARGS = {**MY_BEST_MODEL_ARGS, "greater_is_better": True}
 MISMATCHED_STRATEGY_ARGS = {**MY_BEST_MODEL_ARGS, "save_strategy": "steps", "save_steps": 3}
 NO_LOAD_BEST_ARGS = {key: value for key, value in MY_BEST_MODEL_ARGS.items() if key != "load_best_model_at_end"}
+
+
+# Exercise 4: the best checkpoint by one of several evaluation sets.
+MY_TWO_SET_ARGS: dict[str, Any] = {
+    "eval_strategy": "epoch",
+    "save_strategy": "epoch",
+    "load_best_model_at_end": True,
+    "metric_for_best_model": "clean_loss",
+}
+ONE_SET_NAME_ARGS = {**MY_TWO_SET_ARGS, "metric_for_best_model": "eval_loss"}  # the single-set name: no such key
+NOISY_SET_ARGS = {**MY_TWO_SET_ARGS, "metric_for_best_model": "noisy_loss"}  # the other set
+TWO_SET_HIGHEST_ARGS = {**MY_TWO_SET_ARGS, "greater_is_better": True}  # the highest clean loss

@@ -76,4 +76,15 @@ def _floor_division(num_examples: int, batch_size: int, accumulation: int, epoch
     return {"on_step_end": steps * epochs, "on_substep_end": (batches - steps) * epochs, "on_epoch_end": epochs}
 
 
-WRONG_COUNTS: list[Any] = [_counts_per_batch, _floor_division]
+# The six cases the check once fixed in its source, answered from a table: it passed then, and fails on cases drawn
+# at check time.
+_OLD_CASES = ((64, 8, 2, 1), (50, 12, 2, 2), (20, 3, 3, 1), (33, 4, 5, 2), (16, 16, 1, 3), (10, 4, 4, 1))
+_TABLE = {case: expected_counts(*case) for case in _OLD_CASES}
+
+
+def _lookup_table(num_examples: int, batch_size: int, accumulation: int, epochs: int) -> dict[str, int]:
+    """Wrong: a table of memorised answers."""
+    return _TABLE.get((num_examples, batch_size, accumulation, epochs), {})
+
+
+WRONG_COUNTS: list[Any] = [_counts_per_batch, _floor_division, _lookup_table]

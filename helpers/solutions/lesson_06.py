@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
-from transformers import TrainerCallback
+from transformers import TrainerCallback, TrainerControl
 
 
 # Exercise 1: evaluate after the given optimizer steps only.
@@ -41,7 +43,14 @@ class _AtEvaluate(EvaluateAtSteps):
             control.should_evaluate = True
 
 
-WRONG_EVALUATORS: list[Any] = [_AtStepBegin, _AtEvaluate]
+class _FreshControl(EvaluateAtSteps):
+    """Wrong: returns a new TrainerControl, which throws away the flags DefaultFlowCallback set (stop, log, save)."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        return TrainerControl(should_evaluate=state.global_step in self.steps)
+
+
+WRONG_EVALUATORS: list[Any] = [_AtStepBegin, _AtEvaluate, _FreshControl]
 
 
 # Exercise 2: cancel checkpoints before step `first`.
@@ -74,4 +83,15 @@ class _EveryCheckpoint(NoEarlyCheckpoints):
         control.should_save = False
 
 
-WRONG_SAVERS: list[Any] = [_SeedStyle, _EveryCheckpoint]
+class _DeleteAfterSave(NoEarlyCheckpoints):
+    """Wrong: lets the Trainer write the early checkpoints, then deletes their folders in on_save."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step < self.first:
+            shutil.rmtree(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+
+
+WRONG_SAVERS: list[Any] = [_SeedStyle, _EveryCheckpoint, _DeleteAfterSave]

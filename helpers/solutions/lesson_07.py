@@ -71,7 +71,25 @@ class PerBatchMeanTrainer(MyBalancedTrainer):
         return (loss, outputs) if return_outputs else loss
 
 
-WRONG_TRAINERS = [LessonWeightedTrainer, UnweightedTrainer, TorchWeightedMeanTrainer, PerBatchMeanTrainer]
+class ProcessDividedTrainer(MyBalancedTrainer):
+    """Right on one process; divides by the number of processes instead of multiplying (half the loss on two)."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        per_review = F.cross_entropy(outputs.logits, labels, reduction="none") * self.class_weights[labels]
+        count = labels.numel() if num_items_in_batch is None else num_items_in_batch
+        loss = per_review.sum() / count / self.accelerator.num_processes
+        return (loss, outputs) if return_outputs else loss
+
+
+WRONG_TRAINERS = [
+    LessonWeightedTrainer,
+    UnweightedTrainer,
+    TorchWeightedMeanTrainer,
+    PerBatchMeanTrainer,
+    ProcessDividedTrainer,
+]
 
 
 def focal_mean_loss_func(outputs, labels, num_items_in_batch=None):
@@ -84,3 +102,17 @@ def cross_entropy_loss_func(outputs, labels, num_items_in_batch=None):
     """Forgets the focal factor."""
     loss = F.cross_entropy(outputs.logits, labels, reduction="sum")
     return loss / (num_items_in_batch if num_items_in_batch is not None else labels.numel())
+
+
+def focal_per_review_loss_func(outputs, labels, num_items_in_batch=None):
+    """Forgets to reduce: one loss per review."""
+    log_p_true = F.log_softmax(outputs.logits.float(), dim=-1).gather(1, labels[:, None]).squeeze(1)
+    return -((1 - log_p_true.exp()) ** 2) * log_p_true
+
+
+def focal_times_processes_loss_func(outputs, labels, num_items_in_batch=None):
+    """Multiplies by the number of processes, which the Trainer already does for a compute_loss_func."""
+    import torch.distributed as dist
+
+    processes = dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
+    return my_focal_loss_func(outputs, labels, num_items_in_batch) * processes
