@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -27,12 +28,61 @@ def test_every_lesson_module_is_what_its_notebook_exports() -> None:
     assert not found, "run `make export`:\n" + "\n".join(found)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "helpers" / "lessons").glob("lesson_*.py")), ids=lambda p: p.stem)
-def test_a_lesson_module_imports_in_a_fresh_interpreter(path: Path) -> None:
-    """An exported cell that used a notebook variable it did not define would fail here (NameError)."""
-    module = f"helpers.lessons.{path.stem}"
-    done = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, cwd=ROOT)
+LESSON_MODULES = sorted((ROOT / "helpers" / "lessons").glob("lesson_*.py"))
+
+# One interpreter loads what every lesson module imports (torch, transformers' Trainer, helpers) once, then forks a
+# child per module: each child imports that one module into an interpreter where no lesson module was ever loaded,
+# which is what a fresh interpreter would show, without paying the 8 s of imports twelve times.
+FORKED_IMPORTS = r"""
+import json, os, sys, traceback
+import helpers, torch
+from transformers import Trainer, TrainingArguments
+assert not [name for name in sys.modules if name.startswith("helpers.lessons.")], "a lesson was loaded early"
+results = {}
+for module in sys.argv[1:]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            __import__(module)
+            message = ""
+        except BaseException:
+            message = traceback.format_exc()[-4000:] or "raised"
+        os.write(write, message.encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        message = pipe.read()
+    status = os.waitpid(pid, 0)[1]
+    results[module] = message or ("" if status == 0 else f"the child ended with status {status}")
+print(json.dumps(results))
+"""
+BROKEN_MODULE = "course_test_broken_lesson"  # an exported cell that uses a notebook variable it never defined
+
+
+@pytest.fixture(scope="module")
+def fresh_imports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """{module: "" if it imported, else its traceback}, each module imported in a process of its own."""
+    folder = tmp_path_factory.mktemp("broken")
+    (folder / f"{BROKEN_MODULE}.py").write_text("import torch\n\nscores = torch.tensor(notebook_only_scores)\n")
+    modules = [f"helpers.lessons.{path.stem}" for path in LESSON_MODULES] + [BROKEN_MODULE]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(folder)])}
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED_IMPORTS, *modules], capture_output=True, text=True, cwd=ROOT, env=environment
+    )
     assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("path", LESSON_MODULES, ids=lambda p: p.stem)
+def test_a_lesson_module_imports_in_a_fresh_interpreter(path: Path, fresh_imports: dict[str, str]) -> None:
+    """An exported cell that used a notebook variable it did not define would fail here (NameError)."""
+    assert fresh_imports[f"helpers.lessons.{path.stem}"] == ""
+
+
+def test_the_fresh_import_check_catches_a_notebook_variable(fresh_imports: dict[str, str]) -> None:
+    assert "NameError" in fresh_imports[BROKEN_MODULE] and "notebook_only_scores" in fresh_imports[BROKEN_MODULE]
 
 
 def _code(path: Path) -> str:

@@ -89,12 +89,16 @@ def _process(rank: int, store: str, make: Any, results: Any) -> None:
         processes = trainer.accelerator.num_processes
         trainer.train()
         log = trainer.state.log_history[0]
-        results.put((rank, None, processes, log["loss"], log["grad_norm"]))
+        row = (rank, None, processes, log["loss"], log["grad_norm"])
     except Exception as error:  # reported by the parent, as the learner's or as the check's
-        results.put((rank, f"{type(error).__name__}: {error}", None, None, None))
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+        row = (rank, f"{type(error).__name__}: {error}", None, None, None)
+    results.put(row)
+    results.close()
+    results.join_thread()  # the row is through the pipe before this process ends
+    # End here, with no clean-up: freeing gloo's process group (through DDP's reducer) joins gloo's worker thread
+    # while holding the GIL, and that thread may be waiting for the GIL to free a tensor: a deadlock (torch 2.13,
+    # seen with py-spy). The parent has what it needs; the operating system frees the rest.
+    os._exit(0)
 
 
 def _run_two(make: Any) -> list[tuple[Any, ...]] | None:
@@ -130,7 +134,7 @@ def _run_two(make: Any) -> list[tuple[Any, ...]] | None:
 
 def _two_processes(make: Any) -> tuple[float, float]:
     """The loss and grad_norm logged by a real 2-process run (each process batch 4: the same global batch of 8)."""
-    got = _run_two(make) or _run_two(make)  # one retry: a forked pair that stalls is the machine's fault
+    got = _run_two(make) or _run_two(make)  # one retry, should a pair not report in time (a very busy machine)
     if got is None:
         raise RuntimeError(f"the 2-process run did not report within {TWO_PROCESS_TIMEOUT_S} s, twice")
     errors = [error for _, error, *_ in got if error]
