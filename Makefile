@@ -24,12 +24,11 @@ help:
 	@echo "make book     - the course as a website (Sphinx, myst-nb) in _build/book/, from the executed notebooks"
 	@echo "make test-browser - the book and JupyterLab in Debian's chromium (playwright): pages, links, search, Run All"
 
-$(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml
+# uv's pip interface installs the pins when it can be had, else pip does (COURSE_INSTALLER=pip forces pip):
+# the same files and steps either way (tools/install.py).
+$(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml tools/install.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
-	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) tools/install.py $(PY)
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -51,8 +50,13 @@ unit: venv
 notebooks: venv
 	$(OFFLINE) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
 
+# make test runs the unit tests and the notebooks in WORKERS processes (pytest-xdist; a test file stays in one
+# process), each with one torch thread, so that two processes do not fight over two cores.
+WORKERS ?= 2
+TEST_RUN = $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(WORKERS) --dist loadfile
+
 test: venv lint
-	$(OFFLINE) $(PY) -m pytest -q --durations=20 tests --nbmake --nbmake-timeout=300 notebooks
+	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 notebooks tests
 
 execute: venv
 	$(OFFLINE) $(PY) tools/execute_notebooks.py $(NB)

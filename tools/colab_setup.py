@@ -38,7 +38,9 @@ COURSE = Path(__file__).resolve().parent.parent
 PREFIX = "Colab set-up:"
 RESTART_NOTICE = f"{PREFIX} restarting the runtime"
 # Colab's own runtime provides the kernel and Jupyter; the test tools are for `make test`, not Colab.
-SKIPPED = frozenset({"torch", "jupyterlab", "ipykernel", "nbformat", "nbclient", "nbmake", "pytest", "ruff"})
+SKIPPED = frozenset(
+    {"torch", "jupyterlab", "ipykernel", "nbformat", "nbclient", "nbmake", "pytest", "pytest-xdist", "ruff"}
+)
 # Kept at Colab's version when at least this one (make test-colab runs exactly these lowest versions).
 KEPT_AT_LEAST = {"numpy": "2.0", "pandas": "2.2", "matplotlib": "3.10", "scikit-learn": "1.6", "tensorboard": "2.19"}
 # Import names of the course's packages, to compare what a kernel has in memory with what is on disk.
