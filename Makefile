@@ -16,7 +16,7 @@ help:
 	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
-	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON)"
+	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON); SUITE=1 also times make venv + make test from a fresh clone"
 	@echo "make participant-copies REPO=owner/name - learner copies without solutions or outputs, in participant_copies/, pointed at the learners' repository"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
 	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
@@ -65,7 +65,7 @@ export: venv
 	$(PY) tools/export_lessons.py
 
 bench: venv
-	$(OFFLINE) $(PY) tools/bench.py
+	$(OFFLINE) $(PY) tools/bench.py $(if $(SUITE),--suite)
 
 participant-copies: venv
 	@test -n "$(REPO)" || (echo "usage: make participant-copies REPO=owner/name (the GitHub repository the learners clone)" && exit 2)

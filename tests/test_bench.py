@@ -84,3 +84,15 @@ def test_goal_check_is_strict_at_1_10() -> None:
     slower = {**FAKE, "gradient_monitoring": {**FAKE["gradient_monitoring"], "ratio": {"efficient": 1.101}}}
     met, line = bench.goal_check(slower)
     assert not met and "MISSED" in line
+
+
+def test_the_suites_own_time_is_a_figure_of_the_bench() -> None:
+    assert bench.suite_rows({}) == []
+    suite = {
+        "date": "2026-01-03",
+        "install_seconds": 58.0,
+        "test_seconds": 560.0,
+        "parts": {"unit": 500.0, "notebooks": {"00_start_here.ipynb": 16.0, "01_first_fine_tune.ipynb": 48.0}},
+    }
+    rows = {row["variant"]: row["value"] for row in bench.suite_rows({"suite": suite})}
+    assert rows == {"make venv": 58.0, "make test": 560.0, "unit tests": 500.0, "notebooks": 64.0}

@@ -98,3 +98,43 @@ def test_a_make_test_timed_elsewhere_is_recorded(tmp_path: Path, monkeypatch: py
     text = readme.read_text(encoding="utf-8")
     assert "**`make test`**: 17 minutes on a" in text and "old" not in text and text.endswith("rest\n")
     assert setup_facts.main(["--check"]) == 0
+
+
+JUNIT = (
+    '<testsuites><testsuite tests="4" time="100.0">'
+    '<testcase classname="notebooks.00_start_here.ipynb" name="00_start_here.ipynb" time="16.2" />'
+    '<testcase classname="notebooks.06_callback_control.ipynb" name="06_callback_control.ipynb" time="48.0" />'
+    '<testcase classname="tests.test_capstone" name="test_a" time="30.5" />'
+    '<testcase classname="tests.test_install" name="test_b" time="0.5" />'
+    "</testsuite></testsuites>"
+)
+
+
+def test_the_suite_breakdown_reads_files_and_notebooks_from_the_junit_report() -> None:
+    parts = setup_facts.breakdown(JUNIT, slowest=1)
+    assert parts["notebooks"] == {"00_start_here.ipynb": 16.2, "06_callback_control.ipynb": 48.0}
+    assert parts["unit"] == 31.0 and parts["unit_count"] == 2
+    assert parts["slowest_files"] == [["test_capstone.py", 30.5]]
+    with pytest.raises(setup_facts.SetupFactsError, match="JUnit report"):
+        setup_facts.breakdown('<testsuites><testsuite tests="0" time="0"></testsuite></testsuites>')
+
+
+def test_the_block_gives_the_fresh_clone_total_and_where_it_goes() -> None:
+    parts = {**setup_facts.breakdown(JUNIT), "lint": 3.0}
+    suite = {
+        "install_seconds": 58.0,
+        "installer": "uv",
+        "test_seconds": 104.0,
+        "pytest_seconds": 101.0,
+        "tests": 4,
+        "workers": "2",
+        "parts": parts,
+        "machine": "2-core CPU",
+        "date": "2026-01-03",
+    }
+    block = setup_facts.setup_block({"suite": suite})
+    text = " ".join(block.split())
+    assert "fresh clone**: 162 s" in text and "`make venv` 58 s (with uv)" in text
+    assert "fresh clone**: 162 s" in block
+    assert "| notebooks (nbmake) | 2 | 64 |" in block and "`06_callback_control.ipynb` | | 48 |" in block
+    assert "| unit tests (`tests/`) | 2 | 31 |" in block

@@ -9,6 +9,9 @@
 4. Subclass against callback (lesson 08, the Long customisation post's section 4.3): the same per-step work
    (per-layer gradient norms) in a ``training_step`` override and in a callback (``subclass_vs_callback`` of
    ``helpers.lessons.lesson_08``), as a ratio.
+5. The suite's own time: ``make venv`` and ``make test`` from a fresh clone (unit tests and notebooks apart), as
+   ``tools/setup_facts.py measure-suite`` last measured it (``docs/setup_facts.json``, with its date);
+   ``--suite`` (``make bench SUITE=1``) measures it again first, about ten minutes on 2 cores.
 
 Every Trainer comes from the course's one factory, lesson 01's ``make_trainer``, with lesson 09's
 ``MEASUREMENT_SETTINGS``, as in the lesson.
@@ -19,7 +22,7 @@ checks it strictly and exits with status 1 when this run missed it (rerun on a q
 It prints a table and writes the figures as JSON under ``bench/results/`` (gitignored). It is not a test: the
 figures depend on the machine and on what else runs on it. Variants are interleaved and medians compared.
 
-Usage: python tools/bench.py [--layers N] [--examples N] [--steps N] [--repeats N] [--out FOLDER]
+Usage: python tools/bench.py [--layers N] [--examples N] [--steps N] [--repeats N] [--out FOLDER] [--suite]
 """
 
 from __future__ import annotations
@@ -167,6 +170,24 @@ def table_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def suite_rows(facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of ``COLUMNS`` for the suite's own time (``setup_facts``'s ``suite`` record); none if never measured."""
+    suite = facts.get("suite")
+    if not suite:
+        return []
+    parts, label = suite["parts"], f"suite ({suite['date']})"
+    figures = [
+        ("make venv", "install seconds", suite["install_seconds"]),
+        ("make test", "wall seconds", suite["test_seconds"]),
+        ("unit tests", "process seconds", parts["unit"]),
+        ("notebooks", "process seconds", sum(parts["notebooks"].values())),
+    ]
+    return [
+        {"measurement": label, "variant": variant, "figure": figure, "value": value, "ratio": None}
+        for variant, figure, value in figures
+    ]
+
+
 def goal_check(results: dict[str, Any], goal: float = GOAL_RECORDER_RATIO) -> tuple[bool, str]:
     """Whether the gradient recorder met the goal (its step-time ratio to plain at most ``goal``), and a line."""
     ratio = results["gradient_monitoring"]["ratio"]["efficient"]
@@ -190,13 +211,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=8, help="optimizer steps per overhead run")
     parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds per variant")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the JSON file")
+    parser.add_argument("--suite", action="store_true", help="measure make venv + make test from a fresh clone first")
     options = parser.parse_args(argv)
     from helpers.performance import format_table
 
+    sys.path.insert(0, str(ROOT / "tools"))
+    import setup_facts
+
+    if options.suite:
+        setup_facts.measure_suite()
+        setup_facts.write_readme()
     started = time.perf_counter()
     results = measure(options.layers, options.examples, options.steps, options.repeats)
     results["wall_seconds"] = time.perf_counter() - started
-    print(format_table(table_rows(results), COLUMNS))
+    results["suite"] = setup_facts.load_facts().get("suite")
+    print(format_table(table_rows(results) + suite_rows({"suite": results["suite"]}), COLUMNS))
+    if not results["suite"]:
+        print("suite: not measured yet (make bench SUITE=1)")
     met, line = goal_check(results)
     print(line)
     print(f"written to {write_results(results, options.out)} ({results['wall_seconds']:.0f} s)")

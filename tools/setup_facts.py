@@ -7,6 +7,10 @@ Usage:
                                                   measure the size of its .venv (du) and how long `jupyter lab`
                                                   takes to answer; record them, rewrite the block
     python tools/setup_facts.py measure-test      time `make test` in this checkout; record it, rewrite the block
+    python tools/setup_facts.py measure-suite     clone the course into a temporary folder and time what a newcomer
+                                                  runs there: `make venv`, then `make test` with a breakdown (lint,
+                                                  each test file, each notebook) from pytest's JUnit report;
+                                                  record it, rewrite the block (`make bench SUITE=1` runs it)
     python tools/setup_facts.py record-test --seconds S
                                                   record a `make test` that took S seconds on this machine (timed
                                                   by the caller, e.g. `/usr/bin/time -f %e make test`), rewrite
@@ -77,15 +81,45 @@ def setup_block(facts: dict[str, Any] | None = None) -> str:
             f"- **`make lab`** once `.venv` exists: JupyterLab answered after {_minutes(lab['seconds'])} on the same "
             "machine; your browser opens it."
         )
-    if test:
+    suite = facts.get("suite")
+    if suite:
+        lines += suite_lines(suite)
+    elif test:
         lines.append(
             f"- **`make test`**: {_minutes(test['seconds'])} on a {test['machine']} ({test['date']}): the unit "
             "tests, then every notebook top to bottom."
         )
     else:
-        lines.append("- **`make test`**: not measured yet (`python tools/setup_facts.py measure-test`).")
-    wrapped = [textwrap.fill(line, width=WRAP, subsequent_indent="  ", break_on_hyphens=False) for line in lines]
+        lines.append("- **`make test`**: not measured yet (`python tools/setup_facts.py measure-suite`).")
+    wrapped = [
+        line if line.startswith("|") else textwrap.fill(line, WRAP, subsequent_indent="  ", break_on_hyphens=False)
+        for line in lines
+    ]
     return "\n".join(wrapped)
+
+
+def suite_lines(suite: dict[str, Any]) -> list[str]:
+    """The README's lines on ``make test`` from a fresh clone, with where its time goes."""
+    parts = suite["parts"]
+    total = suite["install_seconds"] + suite["test_seconds"]
+    lines = [
+        f"- **`make test` from a fresh clone**: {total:.0f} s on a {suite['machine']} ({suite['date']}, "
+        f"`git clone` then `make test`): `make venv` {suite['install_seconds']:.0f} s (with {suite['installer']}), "
+        f"then `make test` {suite['test_seconds']:.0f} s: `ruff` {parts['lint']:.0f} s, then {suite['tests']} tests "
+        f"in {suite['workers']} processes ({suite['pytest_seconds']:.0f} s). Their own times, summed over the "
+        "processes (each process shares the cores with the other, so these add up to about "
+        f"{suite['workers']} times the wall time):",
+        "",
+        "| part | tests | seconds |",
+        "|---|---|---|",
+    ]
+    lines.append(f"| unit tests (`tests/`) | {parts['unit_count']} | {parts['unit']:.0f} |")
+    for name, seconds in parts["slowest_files"]:
+        lines.append(f"| &nbsp;&nbsp;of which `{name}` | | {seconds:.0f} |")
+    lines.append(f"| notebooks (nbmake) | {len(parts['notebooks'])} | {sum(parts['notebooks'].values()):.0f} |")
+    for name, seconds in sorted(parts["notebooks"].items(), key=lambda item: -item[1])[:3]:
+        lines.append(f"| &nbsp;&nbsp;of which `{name}` | | {seconds:.0f} |")
+    return lines
 
 
 def with_block(text: str, block: str) -> str:
@@ -230,10 +264,83 @@ def measure_test() -> dict[str, Any]:
     return record_test(seconds)
 
 
+def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
+    """Seconds by part from pytest's JUnit report: unit tests (with the ``slowest`` files) and each notebook."""
+    import xml.etree.ElementTree as ElementTree
+
+    by_file: dict[str, float] = {}
+    notebooks: dict[str, float] = {}
+    unit_count = 0
+    for case in ElementTree.fromstring(junit_xml).iter("testcase"):
+        seconds = float(case.get("time", 0))
+        classname = case.get("classname", "")
+        if ".ipynb" in classname or case.get("name", "").endswith(".ipynb"):
+            name = case.get("name", classname).split("::")[-1]
+            notebooks[name] = notebooks.get(name, 0.0) + seconds
+        else:
+            unit_count += 1
+            file = classname.split(".")[1] + ".py" if classname.startswith("tests.") else classname
+            by_file[file] = by_file.get(file, 0.0) + seconds
+    if not notebooks or not by_file:
+        raise SetupFactsError("the JUnit report names no notebook or no unit test: was it `make test`'s report?")
+    top = sorted(by_file.items(), key=lambda item: -item[1])[:slowest]
+    return {
+        "unit": round(sum(by_file.values()), 1),
+        "unit_count": unit_count,
+        "slowest_files": [[name, round(seconds, 1)] for name, seconds in top],
+        "notebooks": {name: round(seconds, 1) for name, seconds in sorted(notebooks.items())},
+    }
+
+
+def measure_suite() -> dict[str, Any]:
+    """Clone the committed course into a temporary folder, time ``make venv`` and ``make test`` there."""
+    import re
+    import xml.etree.ElementTree as ElementTree
+
+    with tempfile.TemporaryDirectory(prefix="course-suite-") as folder:
+        clone, report = Path(folder) / "course", Path(folder) / "junit.xml"
+        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+        started = time.perf_counter()
+        venv = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
+        install_seconds = time.perf_counter() - started
+        if venv.returncode:
+            raise SetupFactsError(f"`make venv` failed in the fresh clone:\n{venv.stdout[-2000:]}{venv.stderr[-2000:]}")
+        installer = re.search(r"installed the course's packages with (\w+)", venv.stdout)
+        environment = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={report}"}
+        started = time.perf_counter()
+        test = subprocess.run(["make", "test"], cwd=clone, env=environment, capture_output=True, text=True)
+        test_seconds = time.perf_counter() - started
+        if test.returncode:
+            raise SetupFactsError(f"`make test` failed in the fresh clone:\n{test.stdout[-3000:]}{test.stderr[-1000:]}")
+        xml = report.read_text(encoding="utf-8")
+        workers = re.search(r"-n (\S+)", test.stdout)
+    suite = next(ElementTree.fromstring(xml).iter("testsuite"))
+    parts = breakdown(xml)
+    pytest_seconds = float(suite.get("time", 0))
+    parts["lint"] = round(test_seconds - pytest_seconds, 1)  # make test runs ruff, then pytest
+    values = {
+        "install_seconds": round(install_seconds, 1),
+        "installer": installer.group(1) if installer else "pip",
+        "test_seconds": round(test_seconds, 1),
+        "pytest_seconds": round(pytest_seconds, 1),
+        "tests": int(suite.get("tests", 0)),
+        "workers": workers.group(1) if workers else "1",
+        "parts": parts,
+        "machine": _machine(),
+        "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+    }
+    _record("suite", values)
+    return values
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "mode", nargs="?", choices=("write", "measure-install", "measure-test", "record-test"), default="write"
+        "mode",
+        nargs="?",
+        choices=("write", "measure-install", "measure-test", "measure-suite", "record-test"),
+        default="write",
     )
     parser.add_argument("--seconds", type=float, help="record-test: how long the passing `make test` took")
     parser.add_argument("--check", action="store_true", help="only report whether the README block is current")
@@ -257,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             print(measure_install(options.packages_from))
         elif options.mode == "measure-test":
             print(measure_test())
+        elif options.mode == "measure-suite":
+            print(json.dumps(measure_suite(), indent=2))
         elif options.mode == "record-test":
             if options.seconds is None:
                 raise SetupFactsError("record-test needs --seconds S: how long the passing `make test` took.")
