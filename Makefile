@@ -53,7 +53,8 @@ notebooks: venv
 # make test runs the unit tests and the notebooks in WORKERS processes (pytest-xdist; a test file stays in one
 # process), each with one torch thread, so that two processes do not fight over two cores.
 WORKERS ?= 2
-TEST_RUN = $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(WORKERS) --dist loadfile
+# The longest files go first, by their last measured times (tests/conftest.py), in that order.
+TEST_RUN = $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: venv lint
 	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 notebooks tests

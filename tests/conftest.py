@@ -10,6 +10,7 @@ Loopback (127.0.0.0/8, ::1, Unix sockets) stays open: Jupyter kernels talk to py
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -23,7 +24,10 @@ GUARD_DIR = ROOT / "tools" / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
 
-_LOG = Path(tempfile.mkdtemp(prefix="course-network-guard-")) / "blocked.log"
+# make test runs in several processes (pytest-xdist): they share the log of the process that started them, so
+# that an attempt in any of them, or in a kernel one of them started, fails the session where it is reported.
+_SHARED = os.environ.get(course_network_guard.LOG_ENV) if os.environ.get("PYTEST_XDIST_WORKER") else None
+_LOG = Path(_SHARED) if _SHARED else Path(tempfile.mkdtemp(prefix="course-network-guard-")) / "blocked.log"
 _LOG.touch()
 os.environ[course_network_guard.ENABLE_ENV] = "1"
 os.environ[course_network_guard.LOG_ENV] = str(_LOG)
@@ -65,3 +69,20 @@ def _course_context() -> None:
     import helpers
 
     helpers.setup_notebook(announce=False)
+
+
+def measured_seconds() -> dict[str, float]:
+    """Each test file's and notebook's time in the last measured ``make test`` (``docs/setup_facts.json``, written
+    by ``tools/setup_facts.py measure-suite``), by file name; empty if never measured."""
+    facts = ROOT / "docs" / "setup_facts.json"
+    parts = json.loads(facts.read_text(encoding="utf-8")).get("suite", {}).get("parts", {}) if facts.is_file() else {}
+    return {**parts.get("files", {}), **parts.get("notebooks", {})}
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest files first, by their last measured time: `make test` hands whole files to its processes in this
+    order (``--dist loadfile --no-loadscope-reorder``), so the long ones do not start last. The order of the
+    tests within a file is kept (a stable sort on the file's time)."""
+    seconds = measured_seconds()
+    if seconds:
+        items.sort(key=lambda item: -seconds.get(Path(item.nodeid.split("::")[0]).name, 0.0))

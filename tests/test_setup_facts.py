@@ -7,6 +7,7 @@ import re
 import sys
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -115,6 +116,7 @@ def test_the_suite_breakdown_reads_files_and_notebooks_from_the_junit_report() -
     assert parts["notebooks"] == {"00_start_here.ipynb": 16.2, "06_callback_control.ipynb": 48.0}
     assert parts["unit"] == 31.0 and parts["unit_count"] == 2
     assert parts["slowest_files"] == [["test_capstone.py", 30.5]]
+    assert parts["files"] == {"test_capstone.py": 30.5, "test_install.py": 0.5}
     with pytest.raises(setup_facts.SetupFactsError, match="JUnit report"):
         setup_facts.breakdown('<testsuites><testsuite tests="0" time="0"></testsuite></testsuites>')
 
@@ -138,3 +140,13 @@ def test_the_block_gives_the_fresh_clone_total_and_where_it_goes() -> None:
     assert "fresh clone**: 162 s" in block
     assert "| notebooks (nbmake) | 2 | 64 |" in block and "`06_callback_control.ipynb` | | 48 |" in block
     assert "| unit tests (`tests/`) | 2 | 31 |" in block
+
+
+def test_make_test_hands_out_the_longest_files_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conftest
+
+    monkeypatch.setattr(conftest, "measured_seconds", lambda: {"test_b.py": 50.0, "10_a.ipynb": 90.0})
+    names = ["tests/test_c.py::x", "tests/test_b.py::one", "tests/test_b.py::two", "notebooks/10_a.ipynb::10_a.ipynb"]
+    items = [SimpleNamespace(nodeid=name) for name in [*names, "tests/test_d.py::y"]]
+    conftest.pytest_collection_modifyitems(None, None, items)
+    assert [item.nodeid for item in items] == [names[3], names[1], names[2], names[0], "tests/test_d.py::y"]

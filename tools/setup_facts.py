@@ -288,6 +288,7 @@ def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
         "unit": round(sum(by_file.values()), 1),
         "unit_count": unit_count,
         "slowest_files": [[name, round(seconds, 1)] for name, seconds in top],
+        "files": {name: round(seconds, 1) for name, seconds in sorted(by_file.items())},
         "notebooks": {name: round(seconds, 1) for name, seconds in sorted(notebooks.items())},
     }
 
