@@ -108,6 +108,19 @@ def _ranking_metrics(labels, probabilities, positive_label, num_classes):
     }
 
 
+def _averaged_scores(labels, predicted, average, num_classes, positive_label, zero_div):
+    """Precision, recall and F1 with one (resolved) `average`."""
+    precision, recall, f1, _ = precision_recall_fscore_support(
+        labels,
+        predicted,
+        average=average,
+        labels=None if average == "binary" else list(range(num_classes)),
+        pos_label=positive_label,
+        zero_division=zero_div,
+    )
+    return {"precision": float(precision), "recall": float(recall), "f1": float(f1)}
+
+
 def classification_metrics(
     labels,
     predicted,
@@ -131,17 +144,9 @@ def classification_metrics(
     metrics = {"accuracy": float(accuracy_score(labels, predicted))}
     for requested in averages:
         chosen = _resolve_average(requested, num_classes)
-        precision, recall, f1, _ = precision_recall_fscore_support(
-            labels,
-            predicted,
-            average=chosen,
-            labels=None if chosen == "binary" else list(range(num_classes)),
-            pos_label=positive_label,
-            zero_division=zero_division,
-        )
         suffix = "" if len(averages) == 1 else f"_{chosen}"
-        scores = {"precision": precision, "recall": recall, "f1": f1}
-        metrics.update({f"{key}{suffix}": float(v) for key, v in scores.items()})
+        scores = _averaged_scores(labels, predicted, chosen, num_classes, positive_label, zero_division)
+        metrics.update({f"{key}{suffix}": value for key, value in scores.items()})
     if probability_metrics is True and probabilities is None:
         raise MetricsInputError(
             "ROC-AUC and average precision need scores, but the predictions are class "
@@ -152,6 +157,29 @@ def classification_metrics(
         ranking = _ranking_metrics(labels, probabilities, positive_label, num_classes)
         metrics.update(ranking)
     return metrics
+
+
+def _check_metric_choices(average, positive_label, zero_division):
+    """Refuse bad choices when the factory is called, not mid-evaluation."""
+    for requested in [average] if isinstance(average, str) else list(average):
+        if requested not in AVERAGES:
+            raise MetricsInputError(f"average must be one of {AVERAGES} or a list, got {requested!r}.")
+    if isinstance(positive_label, bool) or not isinstance(positive_label, (int, np.integer)) or positive_label < 0:
+        raise MetricsInputError(f"positive_label must be a class id (int >= 0), got {positive_label!r}.")
+    if not 0.0 <= float(zero_division) <= 1.0:
+        raise MetricsInputError(f"zero_division must be in [0, 1], got {zero_division!r}.")
+
+
+def _prediction_fields(eval_prediction):
+    """(predictions, label_ids) of an EvalPrediction, or of a plain pair."""
+    if isinstance(eval_prediction, (tuple, list)) and len(eval_prediction) == 2:
+        return tuple(eval_prediction)
+    if hasattr(eval_prediction, "predictions"):
+        return eval_prediction.predictions, eval_prediction.label_ids
+    raise MetricsInputError(
+        "compute_metrics expects an EvalPrediction (or a pair: predictions, "
+        f"label_ids), got {type(eval_prediction).__name__}."
+    )
 
 
 def make_compute_metrics(
@@ -165,27 +193,10 @@ def make_compute_metrics(
     """A compute_metrics(eval_prediction) -> dict of floats, for Trainer. With no
     arguments: accuracy, precision, recall and f1 of class 1, and roc_auc and
     average_precision from softmax probabilities. The Trainer adds `eval_`."""
-    for requested in [average] if isinstance(average, str) else list(average):
-        if requested not in AVERAGES:
-            raise MetricsInputError(f"average must be one of {AVERAGES} or a list, got {requested!r}.")
-    if isinstance(positive_label, bool) or not isinstance(positive_label, (int, np.integer)) or positive_label < 0:
-        raise MetricsInputError(f"positive_label must be a class id (int >= 0), got {positive_label!r}.")
-    if not 0.0 <= float(zero_division) <= 1.0:
-        raise MetricsInputError(f"zero_division must be in [0, 1], got {zero_division!r}.")
+    _check_metric_choices(average, positive_label, zero_division)
 
     def compute_metrics(eval_prediction):
-        if isinstance(eval_prediction, (tuple, list)) and len(eval_prediction) == 2:
-            predictions, label_ids = eval_prediction
-        elif hasattr(eval_prediction, "predictions"):
-            predictions, label_ids = (
-                eval_prediction.predictions,
-                eval_prediction.label_ids,
-            )
-        else:
-            raise MetricsInputError(
-                "compute_metrics expects an EvalPrediction (or a pair predictions, "
-                f"label_ids), got {type(eval_prediction).__name__}."
-            )
+        predictions, label_ids = _prediction_fields(eval_prediction)
         labels, predicted, probabilities = split_predictions(predictions, label_ids, from_logits)
         return classification_metrics(
             labels,
