@@ -71,6 +71,14 @@ def _course_context() -> None:
     helpers.setup_notebook(announce=False)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the test modules are imported (and with them torch and transformers), freeze what is loaded: every
+    ``Trainer.train()`` of the tests then skips it in the full garbage collection it starts with."""
+    import helpers
+
+    helpers.freeze_library_objects()
+
+
 def measured_seconds() -> dict[str, float]:
     """Each test file's and notebook's time in the last measured ``make test`` (``docs/setup_facts.json``, written
     by ``tools/setup_facts.py measure-suite``), by file name; empty if never measured."""

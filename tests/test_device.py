@@ -99,3 +99,14 @@ def test_only_setup_notebook_decides_the_profile() -> None:
         code = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "code")
         calls += [f"{path.name}" for _ in re.findall(r"\bcourse_profile\(", code)]
     assert len(calls) == 1 and calls[0].startswith("helpers/__init__.py"), calls
+
+
+def test_the_set_up_freezes_the_libraries_for_the_collections_train_starts_with() -> None:
+    """Each Trainer.train() starts with a full gc.collect(); frozen objects are not walked again."""
+    import gc
+    import sys
+
+    import helpers
+
+    frozen = helpers.freeze_library_objects()
+    assert frozen == gc.get_freeze_count() > 100_000 and "transformers.trainer" in sys.modules
