@@ -88,23 +88,20 @@ def measure_control_matrix(trainer, recorder, baseline, events, at_step=None):
     `recorder` is an EventRecorder among the trainer's callbacks; also returns
     {event: the global_step its probe acted at}."""
     cells, fired_at = {}, {}
-    gc.freeze()  # each train() ends in gc.collect(): skip the objects that exist now
-    try:
-        for event in events:
-            for flag in CONTROL_FLAGS:
-                probe = FlagProbe(event, flag, at_step=(at_step or {}).get(event, 1))
-                trainer.add_callback(probe)
-                recorder.records.clear()
-                trainer.control = TrainerControl()
-                try:
-                    trainer.train()
-                finally:
-                    trainer.remove_callback(probe)
-                actions = run_actions(trainer.state.log_history, recorder)
-                cells[event, flag] = flag_effect(baseline, actions)
-                fired_at[event] = probe.fired_at
-    finally:
-        gc.unfreeze()
+    gc.freeze()  # each train() starts with gc.collect(): skip the objects alive now
+    for event in events:
+        for flag in CONTROL_FLAGS:
+            probe = FlagProbe(event, flag, at_step=(at_step or {}).get(event, 1))
+            trainer.add_callback(probe)
+            recorder.records.clear()
+            trainer.control = TrainerControl()
+            try:
+                trainer.train()
+            finally:
+                trainer.remove_callback(probe)
+            actions = run_actions(trainer.state.log_history, recorder)
+            cells[event, flag] = flag_effect(baseline, actions)
+            fired_at[event] = probe.fired_at
     return cells, fired_at
 
 
