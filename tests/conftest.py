@@ -10,7 +10,6 @@ Loopback (127.0.0.0/8, ::1, Unix sockets) stays open: Jupyter kernels talk to py
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -23,6 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 GUARD_DIR = ROOT / "tools" / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "tools"))
+import suite_order  # noqa: E402
 
 # make test runs in several processes (pytest-xdist): they share the log of the process that started them, so
 # that an attempt in any of them, or in a kernel one of them started, fails the session where it is reported.
@@ -79,18 +81,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     helpers.freeze_library_objects()
 
 
-def measured_seconds() -> dict[str, float]:
-    """Each test file's and notebook's time in the last measured ``make test`` (``docs/setup_facts.json``, written
-    by ``tools/setup_facts.py measure-suite``), by file name; empty if never measured."""
-    facts = ROOT / "docs" / "setup_facts.json"
-    parts = json.loads(facts.read_text(encoding="utf-8")).get("suite", {}).get("parts", {}) if facts.is_file() else {}
-    return {**parts.get("files", {}), **parts.get("notebooks", {})}
-
-
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Longest files first, by their last measured time: `make test` hands whole files to its processes in this
-    order (``--dist loadfile --no-loadscope-reorder``), so the long ones do not start last. The order of the
-    tests within a file is kept (a stable sort on the file's time)."""
-    seconds = measured_seconds()
-    if seconds:
-        items.sort(key=lambda item: -seconds.get(Path(item.nodeid.split("::")[0]).name, 0.0))
+    """Longest files first, by their last measured time (``tools/suite_order.py``): `make test` hands whole files
+    to its processes in this order, so the long ones do not start last."""
+    suite_order.longest_first(items, suite_order.measured_seconds())

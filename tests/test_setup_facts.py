@@ -3,6 +3,7 @@ says one thing about the Python version everywhere, and links its documents inst
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import tomllib
@@ -142,11 +143,15 @@ def test_the_block_gives_the_fresh_clone_total_and_where_it_goes() -> None:
     assert "| unit tests (`tests/`) | 2 | 31 |" in block
 
 
-def test_make_test_hands_out_the_longest_files_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    import conftest
+def test_make_test_hands_out_the_longest_files_first(tmp_path: Path) -> None:
+    import suite_order
 
-    monkeypatch.setattr(conftest, "measured_seconds", lambda: {"test_b.py": 50.0, "10_a.ipynb": 90.0})
+    facts = tmp_path / "facts.json"
+    parts = {"files": {"test_b.py": 50.0}, "notebooks": {"10_a.ipynb": 90.0}}
+    facts.write_text(json.dumps({"suite": {"parts": parts}}), encoding="utf-8")
+    seconds = suite_order.measured_seconds(facts)
+    assert seconds == {"test_b.py": 50.0, "10_a.ipynb": 90.0} and suite_order.measured_seconds(tmp_path / "no") == {}
     names = ["tests/test_c.py::x", "tests/test_b.py::one", "tests/test_b.py::two", "notebooks/10_a.ipynb::10_a.ipynb"]
     items = [SimpleNamespace(nodeid=name) for name in [*names, "tests/test_d.py::y"]]
-    conftest.pytest_collection_modifyitems(None, None, items)
+    suite_order.longest_first(items, seconds)
     assert [item.nodeid for item in items] == [names[3], names[1], names[2], names[0], "tests/test_d.py::y"]
