@@ -29,6 +29,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -69,7 +70,8 @@ def setup_block(facts: dict[str, Any] | None = None) -> str:
         size = install["venv_bytes"] / 1e9
         lines.append(
             f"- **First install**: `.venv` takes {size:.1f} GB of disk (CPU torch). `make venv` (the first step of "
-            f"`make lab` and `make test`) took {_minutes(install['seconds'])} on a {install['machine']} "
+            f"`make lab` and `make test`) took {_minutes(install['seconds'])} with "
+            f"{install.get('installer', 'pip')} on a {install['machine']} "
             f"({install['date']}, Python {install['python']}) with the packages already downloaded "
             f"({install['packages_from']}); over the internet add the download, about "
             f"{install['download_bytes'] / 1e9:.1f} GB of wheels."
@@ -218,6 +220,7 @@ def measure_install(packages_from: str) -> dict[str, Any]:
             raise SetupFactsError(
                 f"`make venv` failed in the fresh clone:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
             )
+        installer = re.search(r"installed the course's packages with (\w+)", result.stdout)
         venv = clone / ".venv"
         python = subprocess.run(
             [str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
@@ -233,6 +236,7 @@ def measure_install(packages_from: str) -> dict[str, Any]:
             "python": python,
             "date": datetime.date.today().isoformat(),
             "packages_from": packages_from,
+            "installer": installer.group(1) if installer else "pip",
         }
         lab = {"seconds": round(_lab_start_seconds(clone), 1), "machine": _machine()}
     _record("install", values)
