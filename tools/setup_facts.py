@@ -299,7 +299,6 @@ def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
 
 def measure_suite() -> dict[str, Any]:
     """Clone the committed course into a temporary folder, time ``make venv`` and ``make test`` there."""
-    import re
     import xml.etree.ElementTree as ElementTree
 
     with tempfile.TemporaryDirectory(prefix="course-suite-") as folder:
