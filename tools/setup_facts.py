@@ -208,19 +208,24 @@ def _lab_start_seconds(clone: Path) -> float:
         process.wait(timeout=30)
 
 
+def _clone_and_install(folder: str) -> tuple[Path, float, str]:
+    """Clone this checkout's committed course into ``folder``/course and run ``make venv`` there: the clone, the
+    seconds ``make venv`` took and the installer it used (``tools/install.py`` says which)."""
+    clone = Path(folder) / "course"
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    started = time.perf_counter()
+    result = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if result.returncode:
+        raise SetupFactsError(f"`make venv` failed in the fresh clone:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
+    installer = re.search(r"installed the course's packages with (\w+)", result.stdout)
+    return clone, seconds, installer.group(1) if installer else "pip"
+
+
 def measure_install(packages_from: str) -> dict[str, Any]:
     """Clone this checkout's committed course into a temporary folder and time ``make venv`` there."""
     with tempfile.TemporaryDirectory(prefix="course-install-") as folder:
-        clone = Path(folder) / "course"
-        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-        started = time.perf_counter()
-        result = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
-        seconds = time.perf_counter() - started
-        if result.returncode:
-            raise SetupFactsError(
-                f"`make venv` failed in the fresh clone:\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
-            )
-        installer = re.search(r"installed the course's packages with (\w+)", result.stdout)
+        clone, seconds, installer = _clone_and_install(folder)
         venv = clone / ".venv"
         python = subprocess.run(
             [str(venv / "bin" / "python"), "-c", "import platform; print(platform.python_version())"],
@@ -236,7 +241,7 @@ def measure_install(packages_from: str) -> dict[str, Any]:
             "python": python,
             "date": datetime.date.today().isoformat(),
             "packages_from": packages_from,
-            "installer": installer.group(1) if installer else "pip",
+            "installer": installer,
         }
         lab = {"seconds": round(_lab_start_seconds(clone), 1), "machine": _machine()}
     _record("install", values)
@@ -302,14 +307,8 @@ def measure_suite() -> dict[str, Any]:
     import xml.etree.ElementTree as ElementTree
 
     with tempfile.TemporaryDirectory(prefix="course-suite-") as folder:
-        clone, report = Path(folder) / "course", Path(folder) / "junit.xml"
-        subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-        started = time.perf_counter()
-        venv = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
-        install_seconds = time.perf_counter() - started
-        if venv.returncode:
-            raise SetupFactsError(f"`make venv` failed in the fresh clone:\n{venv.stdout[-2000:]}{venv.stderr[-2000:]}")
-        installer = re.search(r"installed the course's packages with (\w+)", venv.stdout)
+        clone, install_seconds, installer = _clone_and_install(folder)
+        report = Path(folder) / "junit.xml"
         environment = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={report}"}
         started = time.perf_counter()
         test = subprocess.run(["make", "test"], cwd=clone, env=environment, capture_output=True, text=True)
@@ -324,7 +323,7 @@ def measure_suite() -> dict[str, Any]:
     parts["lint"] = round(test_seconds - pytest_seconds, 1)  # make test runs ruff, then pytest
     values = {
         "install_seconds": round(install_seconds, 1),
-        "installer": installer.group(1) if installer else "pip",
+        "installer": installer,
         "test_seconds": round(test_seconds, 1),
         "pytest_seconds": round(pytest_seconds, 1),
         "tests": int(suite.get("tests", 0)),
