@@ -64,21 +64,29 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = 1
 
 
+def _libraries_loaded() -> bool:
+    """Whether the collected test modules imported torch: a run of tests that read files only (the README's, the
+    notebooks' JSON) neither needs the course context nor pays the 5 to 10 s of importing the Trainer for it."""
+    return "torch" in sys.modules
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _course_context() -> None:
     """The course context a notebook's set-up cell creates: the profile (from ``COURSE_PROFILE`` or the
     hardware, as in a notebook), chosen once by ``helpers.setup_notebook``."""
-    import helpers
+    if _libraries_loaded():
+        import helpers
 
-    helpers.setup_notebook(announce=False)
+        helpers.setup_notebook(announce=False)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Once the test modules are imported (and with them torch and transformers), freeze what is loaded: every
     ``Trainer.train()`` of the tests then skips it in the full garbage collection it starts with."""
-    import helpers
+    if _libraries_loaded():
+        import helpers
 
-    helpers.freeze_library_objects()
+        helpers.freeze_library_objects()
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -2,9 +2,10 @@
 realistic mistakes and cheats, and the score's determinism (the same answer scores the same in a fresh process and
 after any earlier cells). The reference solution and the recorded wrong answers are run by tests/test_exercises.py.
 
-A full run of 12.2 trains for about 10 s, so only the answers that must reach the goal train in full (the honest
-routes); the determinism test shares one short run (``short_run_after_earlier_cells``), and the cheats and mistakes
-are caught before or at their first update, or train a few updates only."""
+A full run of 12.2 (the reference's three epochs) trains for about 15 s, so only the answers that must reach the
+goal train longer, one epoch each (the honest routes); the determinism test and the plain-loss mistake share one
+short run (``short_run_after_earlier_cells``), and the cheats and mistakes are caught before or at their first
+update, or train a few updates only."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, Trai
 
 import helpers
 from helpers import capstone
-from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG
+from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Verdict
 from helpers.checks import lesson_12 as exercises
 from helpers.lessons.lesson_04 import make_compute_metrics
 
@@ -248,10 +249,10 @@ def weighted_loss(outputs, labels, num_items_in_batch=None):
 
 def make_with_loss_func(model=None):
     """Correct, another route: a plain Trainer with compute_loss_func, the model built inside the function (not by
-    model_init), the default linear schedule, the best model by 'eval_f1' every 20 updates."""
+    model_init), the default linear schedule, one epoch, the best model by 'eval_f1' every 20 updates."""
     every = dict(eval_strategy="steps", save_strategy="steps", eval_steps=20, save_steps=20)
     best = dict(load_best_model_at_end=True, metric_for_best_model="eval_f1")
-    args = _args("test_capstone_loss_func", num_train_epochs=3, learning_rate=1e-2, **every, **best)
+    args = _args("test_capstone_loss_func", num_train_epochs=1, learning_rate=1e-2, **every, **best)
     model = model if model is not None else capstone.model_init()
     return Trainer(
         model=model, args=args, compute_metrics=make_compute_metrics(), **_parts(compute_loss_func=weighted_loss)
@@ -275,7 +276,7 @@ class OversamplingTrainer(Trainer):
 
 def make_oversampling():
     """Correct, another route: resampling through get_train_dataloader, the last model kept, a constant rate."""
-    args = _args("test_capstone_oversampling", num_train_epochs=2, learning_rate=5e-3, lr_scheduler_type="constant")
+    args = _args("test_capstone_oversampling", num_train_epochs=1, learning_rate=1e-2, lr_scheduler_type="constant")
     return OversamplingTrainer(model_init=capstone.model_init, args=args, **_parts())
 
 
@@ -296,7 +297,7 @@ class ThresholdFromTraining(TrainerCallback):
 
 def make_with_threshold():
     """Correct, another route: the starter's plain loss, then a decision threshold chosen on the training split."""
-    args = _args("test_capstone_threshold", num_train_epochs=3, learning_rate=1e-2)
+    args = _args("test_capstone_threshold", num_train_epochs=1, learning_rate=2e-2)
     trainer = Trainer(model_init=capstone.model_init, args=args, **_parts())
     trainer.add_callback(ThresholdFromTraining(trainer))
     return trainer
@@ -316,11 +317,22 @@ def make_short_plain():
 
 
 @pytest.fixture(scope="module")
-def short_run_after_earlier_cells() -> dict:
-    """The one short run the module shares: make_short_plain, by the check's own run, after simulated earlier cells.
-    Its scores (ROC-AUC and average precision too) move with any change in the trained head."""
+def short_run_after_earlier_cells() -> tuple[Verdict, dict]:
+    """The one short run the module shares: q2 checks make_short_plain after simulated earlier cells; its verdict,
+    and the held-out scores of the check's own run (ROC-AUC and average precision too: they move with any change in
+    the trained head)."""
     earlier_cells()
-    return exercises.run_project(make_short_plain)[1]
+    runs, run_project = [], exercises.run_project
+
+    def recorded(make_trainer, seed=None):
+        runs.append(run_project(make_trainer, seed))
+        return runs[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(exercises, "run_project", recorded)
+        verdict = exercises.q2.evaluate(make_short_plain)
+    assert len(runs) == 1, verdict
+    return verdict, runs[0][1]
 
 
 @pytest.mark.parametrize("answer", [make_with_loss_func, make_oversampling, make_with_threshold])
@@ -343,7 +355,7 @@ def test_q2_scores_an_answer_the_same_in_a_fresh_process_as_after_earlier_cells(
     run = subprocess.run([sys.executable, "-c", SCORE_IN_A_FRESH_PROCESS], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
     printed = [line for line in run.stdout.splitlines() if line.startswith("SCORES")]
-    assert printed == [f"SCORES {json.dumps(short_run_after_earlier_cells, sort_keys=True)}"], printed
+    assert printed == [f"SCORES {json.dumps(short_run_after_earlier_cells[1], sort_keys=True)}"], printed
 
 
 # --- q2: cheats ----------------------------------------------------------------------------------------------
@@ -468,11 +480,16 @@ def make_mismatched_strategies():
             "return (loss, outputs) if return_outputs else loss",
         ),
         (make_mismatched_strategies, "your code raised ValueError while calling your make_capstone_trainer()"),
-        (make_short_plain, "weigh that class in the loss (lesson 07). You keep the last model: keep the best by F1"),
     ],
 )
 def test_q2_names_realistic_mistakes(answer, hint: str) -> None:
     verdict = exercises.q2.evaluate(answer)
+    assert verdict.status == WRONG and hint in verdict.message, verdict
+
+
+def test_q2_names_both_mistakes_of_the_plain_loss_and_the_last_model(short_run_after_earlier_cells) -> None:
+    verdict = short_run_after_earlier_cells[0]
+    hint = "weigh that class in the loss (lesson 07). You keep the last model: keep the best by F1"
     assert verdict.status == WRONG and hint in verdict.message, verdict
 
 

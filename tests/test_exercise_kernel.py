@@ -1,11 +1,16 @@
 """One exercise of each lesson 01 to 11, checked the way a notebook calls it: in a real Jupyter kernel (python3),
-a cell defines the answer and calls ``exercises.qN.check()``; the verdict is displayed once, and no Verdict repr."""
+a cell defines the answer and calls ``exercises.qN.check()``; the verdict is displayed once, and no Verdict repr.
+Where a lesson has a check that trains and one that does not, the cheaper one runs here: the display is the same
+code for every check, and tests/test_exercises.py runs every check in full."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,10 +28,18 @@ ANSWERS = {
         "    return {'input_ids': torch.tensor(ids), 'attention_mask': torch.tensor(mask), 'labels': labels}",
     ),
     "02": (
-        "q1",
-        "batching_settings = {'per_device_train_batch_size': 4, 'gradient_accumulation_steps': 4, 'max_steps': 3}",
+        "q2",
+        "def names_without_decay(model):\n    import torch\n    found = []\n"
+        "    for owner, module in model.named_modules():\n"
+        "        for name, _ in module.named_parameters(recurse=False):\n"
+        "            if name == 'bias' or isinstance(module, torch.nn.LayerNorm):\n"
+        "                found.append(f'{owner}.{name}' if owner else name)\n    return found",
     ),
-    "03": ("q1", "cosine_multiplier_at_70 = 0.25"),
+    "03": (  # q2: the next test starts from q1's answer undefined, in the same kernel
+        "q2",
+        "schedule_settings = dict(learning_rate=3e-4, lr_scheduler_type='cosine_with_min_lr', warmup_steps=0.25,\n"
+        "                         lr_scheduler_kwargs={'min_lr': 3e-5})",
+    ),
     "04": (
         "q2",
         "class MyStreamingAccuracy:\n"
@@ -43,11 +56,12 @@ ANSWERS = {
         "    return {'on_step_end': steps * e, 'on_substep_end': (batches - steps) * e, 'on_epoch_end': e}",
     ),
     "06": (
-        "q1",
+        "q2",
         "from transformers import TrainerCallback\n"
-        "class EvaluateAtSteps(TrainerCallback):\n    def __init__(self, steps):\n        self.steps = steps\n"
+        "class NoEarlyCheckpoints(TrainerCallback):\n    def __init__(self, first):\n        self.first = first\n"
         "    def on_step_end(self, args, state, control, **kwargs):\n"
-        "        if state.global_step in self.steps:\n            control.should_evaluate = True",
+        "        control.should_save = control.should_save and state.global_step >= self.first\n"
+        "        return control",
     ),
     "07": (
         "q2",
@@ -75,18 +89,31 @@ ANSWERS = {
 }
 
 
-def test_one_exercise_per_lesson_in_a_real_kernel() -> None:
-    cells = []
-    for lesson, (question, answer) in ANSWERS.items():
-        cells.append(
-            nbformat.v4.new_code_cell(
-                f"from helpers.checks import lesson_{lesson} as exercises\n{answer}\nexercises.{question}.check()"
-            )
-        )
-    cells.append(nbformat.v4.new_code_cell("exercises.q2.check()"))  # lesson 11's q2 left as the stub
-    notebook = nbformat.v4.new_notebook(cells=cells)
-    NotebookClient(notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}}).execute()
-    for cell, lesson in zip(notebook.cells, [*ANSWERS, "11.2"]):
+@pytest.fixture(scope="module")
+def run_cells() -> Iterator[Callable[[list[str]], list[Any]]]:
+    """One real kernel for the module (starting one and importing the course takes about 10 s): each call runs its
+    cells in it, in order, as a learner's notebook would, and returns them with their outputs."""
+    notebook = nbformat.v4.new_notebook()
+    client = NotebookClient(notebook, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}})
+
+    def run(sources: list[str]) -> list[Any]:
+        cells = [nbformat.v4.new_code_cell(source) for source in sources]
+        for cell in cells:
+            notebook.cells.append(cell)
+            client.execute_cell(cell, len(notebook.cells) - 1)
+        return cells
+
+    with client.setup_kernel():
+        yield run
+
+
+def test_one_exercise_per_lesson_in_a_real_kernel(run_cells) -> None:
+    sources = [
+        f"from helpers.checks import lesson_{lesson} as exercises\n{answer}\nexercises.{question}.check()"
+        for lesson, (question, answer) in ANSWERS.items()
+    ]
+    cells = run_cells([*sources, "exercises.q2.check()"])  # lesson 11's q2 left as the stub
+    for cell, lesson in zip(cells, [*ANSWERS, "11.2"]):
         shown = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
         assert not [o for o in cell.outputs if o.output_type in ("execute_result", "error")], (lesson, cell.outputs)
         assert "Verdict(status=" not in shown
@@ -130,19 +157,12 @@ def test_no_exercise_cell_resets_the_answer_when_run_again() -> None:
         assert name not in assigned, f"{notebook}: the exercise cell sets `{name}` and would reset the answer"
 
 
-def test_an_answer_written_in_another_cell_survives_running_the_exercise_cell_twice() -> None:
+def test_an_answer_written_in_another_cell_survives_running_the_exercise_cell_twice(run_cells) -> None:
     """In a real kernel: the committed exercise cell of lesson 03 (q1), run before, after and again after the
     answer is defined in a cell of its own."""
     notebook, name, source = next(cell for cell in _exercise_cells() if cell[0].startswith("03_"))
-    cells = [
-        nbformat.v4.new_code_cell("from helpers.checks import lesson_03 as exercises"),
-        nbformat.v4.new_code_cell(source),
-        nbformat.v4.new_code_cell(f"{name} = 0.25"),
-        nbformat.v4.new_code_cell(source),
-        nbformat.v4.new_code_cell(source),
-    ]
-    nb = nbformat.v4.new_notebook(cells=cells)
-    NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": str(ROOT)}}).execute()
-    shown = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in nb.cells]
+    assert name == "cosine_multiplier_at_70"  # which the other test in this kernel leaves undefined
+    cells = run_cells(["from helpers.checks import lesson_03 as exercises", source, f"{name} = 0.25", source, source])
+    shown = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in cells]
     assert "Not attempted" in shown[1], shown[1]
     assert "✔ Correct" in shown[3] and "✔ Correct" in shown[4], (notebook, shown[3:])
