@@ -12,11 +12,12 @@ indexes as pip does. ``COURSE_INSTALLER=pip`` (or ``uv``) chooses; by default uv
 saying why, when uv cannot be installed or fails.
 
 Bytecode: neither installer compiles every file it installs (pip's default, uv's ``--compile-bytecode``): on 2 cores
-that took about 60 s of a 70 s install, for 17,700 files of which the course imports about 4,000 (a single
+that took about 60 s of a 70 s install, for 17,700 files of which the course imports about 4,200 (a single
 package, transformers, brings 2,600 model files; the course imports 16). Instead, two processes import what the
 lessons, the checks and ``make test`` import (:data:`BYTECODE_GROUPS`) with bytecode writing on, which writes the
-``.pyc`` files of exactly those modules (about 30 s), and doubles as a check that the install imports. A module
-outside them is compiled when it is first imported, as Python always does.
+``.pyc`` files of exactly those modules (about 20 s), and doubles as a check that the install imports. A module
+outside them is compiled when it is first imported, as Python always does (and, where ``PYTHONDONTWRITEBYTECODE``
+is set, at every import).
 """
 
 from __future__ import annotations
@@ -38,9 +39,13 @@ BYTECODE_GROUPS = (
         "torch",
         "transformers.trainer",
         "transformers.models.auto.modeling_auto",
+        "transformers.models.auto.processing_auto",  # and the tokenizer's modules, which it imports
         "transformers.models.bert.modeling_bert",
         "accelerate",
         "safetensors.torch",
+        "trl.trainer.sft_trainer",  # lesson 13
+        "trl.trainer.dpo_trainer",
+        "trl.trainer.grpo_trainer",
     ),
     (
         "datasets",
@@ -48,6 +53,7 @@ BYTECODE_GROUPS = (
         "matplotlib.pyplot",
         "pandas",
         "ipykernel.kernelapp",
+        "matplotlib_inline.backend_inline",  # a kernel's plots
         "nbclient",
         "nbformat",
         "pytest",
