@@ -133,8 +133,8 @@ def write_bytecode(python: str, groups: tuple[tuple[str, ...], ...] = BYTECODE_G
         )
         for group in groups
     ]
-    failed = [(group, process.communicate()[0]) for group, process in zip(groups, processes)]
-    failed = [(group, said) for (group, said), process in zip(failed, processes) if process.returncode != 0]
+    printed = [process.communicate()[0] for process in processes]
+    failed = [(group, said) for group, said, process in zip(groups, printed, processes) if process.returncode != 0]
     if failed:
         group, said = failed[0]
         raise InstallError(
