@@ -73,20 +73,13 @@ def _libraries_loaded() -> bool:
 @pytest.fixture(scope="session", autouse=True)
 def _course_context() -> None:
     """The course context a notebook's set-up cell creates: the profile (from ``COURSE_PROFILE`` or the
-    hardware, as in a notebook), chosen once by ``helpers.setup_notebook``."""
+    hardware, as in a notebook), chosen once by ``helpers.setup_notebook``. It runs after collection, so its
+    freeze of what is loaded (:func:`helpers.freeze_library_objects`) covers the imported test modules too: every
+    ``Trainer.train()`` of the tests then skips them in the full garbage collection it starts with."""
     if _libraries_loaded():
         import helpers
 
         helpers.setup_notebook(announce=False)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Once the test modules are imported (and with them torch and transformers), freeze what is loaded: every
-    ``Trainer.train()`` of the tests then skips it in the full garbage collection it starts with."""
-    if _libraries_loaded():
-        import helpers
-
-        helpers.freeze_library_objects()
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -40,8 +40,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import suite_order
+
 ROOT = Path(__file__).resolve().parent.parent
-FACTS = ROOT / "docs" / "setup_facts.json"
+FACTS = suite_order.FACTS  # one place for the file's path
 README = ROOT / "README.md"
 START, END = "<!-- setup-facts:start -->", "<!-- setup-facts:end -->"
 WRAP = 112  # the README's prose width
