@@ -4,6 +4,8 @@ The answers are written here, not imported from the solutions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from exercise_cases import answer_tests
@@ -135,21 +137,75 @@ def args_no_limit(output_dir):
     )
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+def collate_to_fixed_length(features: list[dict[str, Any]], pad_token_id: int = 0) -> dict[str, torch.Tensor]:
+    """Pads every batch to 64 tokens: works, but wastes compute on padding."""
+    input_ids = [list(f["input_ids"]) + [pad_token_id] * (64 - len(f["input_ids"])) for f in features]
+    mask = [[1] * len(f["input_ids"]) + [0] * (64 - len(f["input_ids"])) for f in features]
+    return {
+        "input_ids": torch.tensor(input_ids),
+        "attention_mask": torch.tensor(mask),
+        "labels": torch.tensor([f["label"] for f in features]),
+    }
+
+
+def collate_without_mask(features: list[dict[str, Any]], pad_token_id: int = 0) -> dict[str, torch.Tensor]:
+    """Forgets the attention mask, so the model attends to padding."""
+    batch = collate_pad_sequence(features, pad_token_id)
+    del batch["attention_mask"]
+    return batch
+
+
+def args_with_mismatched_strategies(output_dir: str) -> TrainingArguments:
+    return TrainingArguments(
+        output_dir=output_dir,
+        num_train_epochs=2,
+        per_device_train_batch_size=8,
+        gradient_accumulation_steps=4,
+        eval_strategy="epoch",
+        save_strategy="steps",
+        save_steps=10,
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_accuracy",
+        report_to="none",
+    )
+
+
+def args_with_big_device_batch(output_dir: str) -> TrainingArguments:
+    return TrainingArguments(
+        output_dir=output_dir,
+        num_train_epochs=2,
+        per_device_train_batch_size=32,
+        eval_strategy="epoch",
+        save_strategy="epoch",
+        save_total_limit=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_accuracy",
+        report_to="none",
+    )
+
+
 CORRECT = {
-    "01.1": [collate_pad_sequence, collate_numpy, collate_from_the_features_mask, collate_every_key],
-    "01.2": [args_enum_style, args_from_dict],
+    "q1": [collate_pad_sequence, collate_numpy, collate_from_the_features_mask, collate_every_key],
+    "q2": [args_enum_style, args_from_dict],
 }
 
 MISTAKES = {
-    "01.1": [
+    "q1": [
         (collate_pad_zero, "you padded with 0"),
         (collate_left_padding, "pad on the right"),
         (collate_other_parameter_name, "the check calls collate_reviews(features, pad_token_id=...)"),
+        (collate_to_fixed_length, "not a fixed length"),
+        (collate_without_mask, "attention_mask and labels"),
     ],
-    "01.2": [
+    "q2": [
         (args_loss_metric, "judged by accuracy"),
         (args_no_limit, "save_total_limit=2"),
         (args_without_parameter, "the check calls make_training_args(output_dir)"),
+        (args_with_mismatched_strategies, "save and eval strategy to match"),
+        (args_with_big_device_batch, "you have 32 x 1"),
     ],
 }
 

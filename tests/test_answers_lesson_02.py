@@ -70,13 +70,21 @@ EPOCH_FRACTION_TUNED_TO_64_ROWS = {
     "num_train_epochs": 0.75,
 }
 
+
+# Realistic mistakes derived from the reference solution by one change.
+
+
+def only_layer_norms(model):
+    return [name for name, _ in model.named_parameters() if "LayerNorm" in name]
+
+
 CORRECT = {
-    "02.1": [
+    "q1": [
         {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 8, "max_steps": 3},
         {"max_steps": 3, "gradient_accumulation_steps": 16, "per_device_train_batch_size": 1, "seed": 3},
     ],
-    "02.2": [no_decay_by_trainer_rule, no_decay_by_modules],
-    "02.3": [
+    "q2": [no_decay_by_trainer_rule, no_decay_by_modules],
+    "q3": [
         {
             "eval_strategy": "steps",
             "eval_steps": 2,
@@ -98,19 +106,20 @@ CORRECT = {
 }
 
 MISTAKES = {
-    "02.1": [
+    "q1": [
         ({"per_device_train_batch_size": 16, "max_steps": 3}, "at most 4"),
         ({"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 12}, "not 3"),
         (EPOCH_FRACTION_TUNED_TO_64_ROWS, "num_train_epochs depends on the data size"),
     ],
-    "02.2": [
+    "q2": [
         (no_decay_by_name, "GPT-2"),
         (no_decay_biases, "LayerNorm"),
         (no_decay_forgets_return, "returned None"),
         (no_decay_parameters_not_names, "not the parameters themselves"),
         (no_decay_lookup_table, "you missed"),
+        (only_layer_norms, "Trainer skips every bias"),
     ],
-    "02.3": [
+    "q3": [
         (
             {
                 "eval_strategy": "steps",
@@ -130,6 +139,18 @@ MISTAKES = {
                 "metric_for_best_model": "accuracy",
             },
             "save_total_limit",
+        ),
+        (
+            {
+                "eval_strategy": "steps",
+                "eval_steps": 2,
+                "save_strategy": "epoch",
+                "save_steps": 2,
+                "save_total_limit": 2,
+                "load_best_model_at_end": True,
+                "metric_for_best_model": "accuracy",
+            },
+            "save and eval strategy to match",
         ),
     ],
 }

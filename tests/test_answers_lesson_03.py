@@ -7,8 +7,8 @@ from __future__ import annotations
 from exercise_cases import answer_tests
 
 CORRECT = {
-    "03.1": [0.25, 0.2549],
-    "03.2": [
+    "q1": [0.25, 0.2549],
+    "q2": [
         {
             "learning_rate": 3e-4,
             "lr_scheduler_type": "cosine_with_min_lr",
@@ -26,8 +26,12 @@ CORRECT = {
 }
 
 MISTAKES = {
-    "03.1": [(1 / 3, "linear"), (0.2061, "without warmup")],
-    "03.2": [
+    "q1": [
+        (1 / 3, "linear"),
+        (0.2061, "without warmup"),
+        (0.5, "(70 - 10) / 90"),
+    ],
+    "q2": [
         ({"learning_rate": 3e-4, "lr_scheduler_type": "cosine", "warmup_steps": 0.25}, "10% or more"),
         (
             {
@@ -48,6 +52,16 @@ MISTAKES = {
                 "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
             },
             "a quarter of the updates",
+        ),
+        (
+            {
+                "learning_rate": 0.0003,
+                "lr_scheduler_type": "cosine_with_min_lr",
+                "warmup_steps": 0.25,
+                "lr_scheduler_kwargs": {"min_lr_rate": 0.1},
+                "warmup_ratio": 0.25,
+            },
+            "'warmup_ratio'",
         ),
     ],
 }

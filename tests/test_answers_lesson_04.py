@@ -4,9 +4,12 @@ The answers are written here, not imported from the solutions."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from exercise_cases import answer_tests
+from sklearn.metrics import accuracy_score, f1_score
 
 
 def metrics_by_hand(prediction):
@@ -96,10 +99,22 @@ class StreamingNoReset:
         return {"accuracy": self.right / self.total} if compute_result else {}
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+def labels_against_labels(eval_prediction: Any) -> dict[str, float]:
+    """Compares the labels with themselves: always 1.0."""
+    labels = eval_prediction.label_ids
+    return {
+        "accuracy": float(accuracy_score(labels, labels)),
+        "f1_macro": float(f1_score(labels, labels, average="macro")),
+    }
+
+
 CORRECT = {
-    "04.1": [metrics_by_hand, metrics_torch],
-    "04.2": [StreamingLists, StreamingFloats],
-    "04.3": [
+    "q1": [metrics_by_hand, metrics_torch],
+    "q2": [StreamingLists, StreamingFloats],
+    "q3": [
         {"eval_strategy": "epoch", "save_strategy": "epoch", "load_best_model_at_end": True},
         {
             "eval_strategy": "epoch",
@@ -109,7 +124,7 @@ CORRECT = {
             "save_total_limit": 1,
         },
     ],
-    "04.4": [
+    "q4": [
         {
             "eval_strategy": "epoch",
             "save_strategy": "epoch",
@@ -129,9 +144,13 @@ CORRECT = {
 }
 
 MISTAKES = {
-    "04.1": [(metrics_binary_f1, "average='macro'"), (metrics_no_tuple, "take its first item")],
-    "04.2": [(StreamingMeanOfBatches, "count over every batch"), (StreamingNoReset, "reset your counts")],
-    "04.3": [
+    "q1": [
+        (metrics_binary_f1, "average='macro'"),
+        (metrics_no_tuple, "take its first item"),
+        (labels_against_labels, "compare np.argmax(logits, -1) with label_ids"),
+    ],
+    "q2": [(StreamingMeanOfBatches, "count over every batch"), (StreamingNoReset, "reset your counts")],
+    "q3": [
         (
             {
                 "eval_strategy": "epoch",
@@ -143,8 +162,19 @@ MISTAKES = {
             "lower is better",
         ),
         ({"eval_strategy": "epoch", "save_strategy": "epoch"}, "load_best_model_at_end=True"),
+        (
+            {
+                "eval_strategy": "epoch",
+                "save_strategy": "steps",
+                "load_best_model_at_end": True,
+                "metric_for_best_model": "eval_loss",
+                "greater_is_better": False,
+                "save_steps": 3,
+            },
+            "save and eval strategy to match",
+        ),
     ],
-    "04.4": [
+    "q4": [
         # the single-set answer of exercise 3: the default metric, "loss", is no name of a two-set run
         ({"eval_strategy": "epoch", "save_strategy": "epoch", "load_best_model_at_end": True}, "one set's metric"),
         (
@@ -155,6 +185,16 @@ MISTAKES = {
                 "metric_for_best_model": "eval_noisy_loss",
             },
             "chosen on the noisy set",
+        ),
+        (
+            {
+                "eval_strategy": "epoch",
+                "save_strategy": "epoch",
+                "load_best_model_at_end": True,
+                "metric_for_best_model": "clean_loss",
+                "greater_is_better": True,
+            },
+            "lower is better",
         ),
     ],
 }

@@ -97,17 +97,52 @@ def counts_one_epoch(num_examples, batch_size, accumulation, epochs):
     return {"on_step_end": steps, "on_substep_end": batches - steps, "on_epoch_end": epochs}
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+class FromEveryLog(TrainerCallback):
+    """Wrong: reads on_log, which also carries the training logs (no eval_loss there)."""
+
+    def __init__(self) -> None:
+        self.history: list[tuple[int, float]] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        self.history.append((state.global_step, logs.get("eval_loss", logs.get("loss"))))
+
+
+class OffByOneStep(TrainerCallback):
+    """Wrong: counts steps from 1 more than the Trainer does."""
+
+    def __init__(self) -> None:
+        self.history: list[tuple[int, float]] = []
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.history.append((state.global_step + 1, metrics["eval_loss"]))
+
+
+def counts_per_batch(num_examples: int, batch_size: int, accumulation: int, epochs: int) -> dict[str, int]:
+    """Wrong: one step per batch, as if there were no accumulation."""
+    batches = math.ceil(num_examples / batch_size)
+    return {"on_step_end": batches * epochs, "on_substep_end": 0, "on_epoch_end": epochs}
+
+
 CORRECT = {
-    "05.1": [HistoryFromLogs, HistoryFromState, HistoryAsLists],
-    "05.2": [counts_by_simulation, counts_with_divmod],
+    "q1": [HistoryFromLogs, HistoryFromState, HistoryAsLists],
+    "q2": [counts_by_simulation, counts_with_divmod],
 }
 
 MISTAKES = {
-    "05.1": [(HistoryEpochs, "use state.global_step"), (HistoryShared, "its own list")],
-    "05.2": [
+    "q1": [
+        (HistoryEpochs, "use state.global_step"),
+        (HistoryShared, "its own list"),
+        (FromEveryLog, "record once per evaluation"),
+        (OffByOneStep, "use state.global_step as it is"),
+    ],
+    "q2": [
         (counts_floor, "smaller last batch"),
         (counts_one_epoch, "on_step_end: you said"),
         (counts_memorised, "on_step_end: you said 0"),
+        (counts_per_batch, "on_substep_end: you said 0"),
     ],
 }
 

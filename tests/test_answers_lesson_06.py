@@ -102,17 +102,17 @@ class CheckpointsDeletedAfterwards(TrainerCallback):
 
 
 CORRECT = {
-    "06.1": [EvaluateFromList, EvaluateOverwrite],
-    "06.2": [CheckpointsFrom, CheckpointsFromSubclassedFlow],
+    "q1": [EvaluateFromList, EvaluateOverwrite],
+    "q2": [CheckpointsFrom, CheckpointsFromSubclassedFlow],
 }
 
 MISTAKES = {
-    "06.1": [
+    "q1": [
         (EvaluateFixed, "asked for steps"),
         (EvaluateAtBegin, "one step late"),
         (EvaluateFreshControl, "new TrainerControl()"),
     ],
-    "06.2": [
+    "q2": [
         (CheckpointsAddsSaves, "add none"),
         (CheckpointsFixed, "cancel the checkpoints before"),
         (CheckpointsDeletedAfterwards, "never written"),

@@ -125,19 +125,55 @@ class BalancedCopiedWeights(BalancedScaledFlag):
         self.weights = torch.tensor([8 / 12, 8 / 4])
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+class LessonWeightedTrainer(Trainer):
+    """The lesson's WeightedLossTrainer pasted: it wants class_weights from outside, counts nothing itself."""
+
+    def __init__(self, *args, class_weights, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.class_weights = class_weights
+
+
+class UnweightedTrainer(Trainer):
+    """Forgets the weights: the model's own mean cross-entropy."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(**inputs)
+        return (outputs.loss, outputs) if return_outputs else outputs.loss
+
+
+class TorchWeightedMeanTrainer(Trainer):
+    """F.cross_entropy(weight=...) with its default mean divides by the sum of the weights, not the review count."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.class_weights = _balanced(self.train_dataset)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = F.cross_entropy(outputs.logits, labels, weight=self.class_weights)
+        return (loss, outputs) if return_outputs else loss
+
+
 CORRECT = {
-    "07.1": [BalancedScaledFlag, BalancedNoLossKwargs],
-    "07.2": [focal_from_ce, focal_from_softmax, focal_indexing_outputs, focal_outputs_get],
+    "q1": [BalancedScaledFlag, BalancedNoLossKwargs],
+    "q2": [focal_from_ce, focal_from_softmax, focal_indexing_outputs, focal_outputs_get],
 }
 
 MISTAKES = {
-    "07.1": [
+    "q1": [
         (BalancedInverse, "N / (2 * count_c)"),
         (BalancedPerBatchMean, "batch 4 x accumulation 2"),
         (BalancedDividedByProcesses, "never divide by it"),
         (BalancedCopiedWeights, "N / (2 * count_c)"),
+        (LessonWeightedTrainer, "class_weights"),
+        (UnweightedTrainer, "Weight class c by"),
+        (TorchWeightedMeanTrainer, "Divide the summed loss by num_items_in_batch"),
     ],
-    "07.2": [
+    "q2": [
         (focal_mean, "divided by num_items_in_batch"),
         (focal_gamma_one, "focal loss (gamma 2)"),
         (focal_per_review, "one loss per review"),

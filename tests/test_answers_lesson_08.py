@@ -124,21 +124,94 @@ class DecayFixedHalf(DecayRegex):
         super().__init__(decay=0.5, **kwargs)
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+class MeanGradientMonitor(MonitorVectorNorm):
+    """The seeds' statistic, the mean, instead of the norm."""
+
+    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
+        grads = [p.grad for name, p in model.named_parameters() if name.startswith("classifier")]
+        self.norms.append(torch.cat([g.flatten() for g in grads]).mean().item())
+
+
+class LessonDecayTrainer(Trainer):
+    """Lesson 08's LayerwiseDecayTrainer pasted: a fixed decay of 0.5, weight decay on every parameter."""
+
+    decay = 0.5
+
+    def __init__(self, *args, decay=None, **kwargs):
+        super().__init__(*args, **kwargs)
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            layers = self.model.config.num_hidden_layers
+            groups = {}
+            for name, param in self.model.named_parameters():
+                depth = layers - int(name.split(".layer.")[1].split(".")[0]) if ".layer." in name else 0
+                groups.setdefault(layers + 1 if "embeddings" in name else depth, []).append(param)
+            self.optimizer = torch.optim.AdamW(
+                [{"params": p, "lr": self.args.learning_rate * self.decay**d} for d, p in groups.items()],
+                weight_decay=self.args.weight_decay,
+            )
+        return self.optimizer
+
+
+class InvertedDecayTrainer(DecayRegex):
+    """Decays from the bottom up: the embeddings get the largest learning rate."""
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            decayed = set(self.get_decay_parameter_names(self.model))
+            groups = {}
+            for name, param in self.model.named_parameters():
+                depth = (
+                    int(name.split(".layer.")[1].split(".")[0]) + 1
+                    if ".layer." in name
+                    else (0 if "embeddings" in name else self.model.config.num_hidden_layers + 1)
+                )
+                groups.setdefault((depth, name in decayed), []).append(param)
+            self.optimizer = torch.optim.AdamW(
+                [
+                    {"params": p, "lr": self.args.learning_rate * self.decay**d, "weight_decay": 0.01 if w else 0.0}
+                    for (d, w), p in groups.items()
+                ]
+            )
+        return self.optimizer
+
+
+class ForgetsEmbeddingsTrainer(DecayRegex):
+    """Leaves the embeddings out of the optimizer, so they never train."""
+
+    def create_optimizer(self, model=None):
+        if self.optimizer is None:
+            self.model.bert.embeddings.requires_grad_(False)
+            self.optimizer = super().create_optimizer(model)
+            self.optimizer.param_groups = [
+                g for g in self.optimizer.param_groups if all(p.requires_grad for p in g["params"])
+            ]
+        return self.optimizer
+
+
 CORRECT = {
-    "08.1": [MonitorVectorNorm, MonitorAfterOptimizer],
-    "08.2": [DecayRegex, DecayOptimizerClsAndKwargs],
+    "q1": [MonitorVectorNorm, MonitorAfterOptimizer],
+    "q2": [DecayRegex, DecayOptimizerClsAndKwargs],
 }
 
 MISTAKES = {
-    "08.1": [
+    "q1": [
         (MonitorWeightOnly, "every parameter whose name starts with 'classifier'"),
         (MonitorStepEnd, "on_pre_optimizer_step"),
+        (MeanGradientMonitor, "Use the L2 norm"),
     ],
-    "08.2": [
+    "q2": [
         (DecayEverywhere, "get_decay_parameter_names"),
         (DecayFixedHalf, "decay ** "),
         (DecayDefaultWeightDecay, "in every parameter group"),
         (DecayHeadWithoutLr, "its own lr"),
+        (LessonDecayTrainer, "depth counts down from the top"),
+        (InvertedDecayTrainer, "depth counts down from the top"),
+        (ForgetsEmbeddingsTrainer, "is in no parameter group"),
     ],
 }
 

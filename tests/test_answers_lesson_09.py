@@ -52,19 +52,21 @@ def plan_lookup_table(target_batch, max_micro_batch):
 
 
 CORRECT = {
-    "09.1": [
+    "q1": [
         {"train_sampling_strategy": "group_by_length"},
         {"train_sampling_strategy": "group_by_length", "dataloader_drop_last": False, "seed": 7},
     ],
-    "09.2": [plan_top_down, plan_from_steps],
+    "q2": [plan_top_down, plan_from_steps],
 }
 
 MISTAKES = {
-    "09.1": [
+    "q1": [
         ({"group_by_length": True}, "group_by_length"),
         ({"train_sampling_strategy": "sequential"}, "sequential sampler"),
+        ({}, "60 % or less"),
+        ({"per_device_train_batch_size": 1}, "keep per_device_train_batch_size=16"),
     ],
-    "09.2": [
+    "q2": [
         (plan_no_divisibility, "equal the target exactly"),
         (plan_powers_of_two, "smaller passes"),
         # misjudged before: floats passed (4.0 x 8 == 32), a missing key was reported as a bug in the check,

@@ -5,6 +5,7 @@ The answers are written here, not imported from the solutions."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from exercise_cases import answer_tests
 from transformers import TrainerCallback
@@ -90,18 +91,36 @@ class CollectorFromHistory(TrainerCallback):
             self.losses.append(last["loss"])
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+class WrongCollectorEveryProcess(TrainerCallback):
+    """Collects on every process: on 2 processes each loss would be kept (and printed) twice."""
+
+    def __init__(self) -> None:
+        self.losses: list[float] = []
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
+        if logs and "loss" in logs:
+            self.losses.append(float(logs["loss"]))
+
+
 CORRECT = {
-    "10.1": [steps_ceil_trick, steps_by_loop],
-    "10.2": [CollectorEarlyReturn, CollectorDict, CollectorFromHistory],
+    "q1": [steps_ceil_trick, steps_by_loop],
+    "q2": [CollectorEarlyReturn, CollectorDict, CollectorFromHistory],
 }
 
 MISTAKES = {
-    "10.1": [
+    "q1": [
         (steps_no_processes, "Each process reads its own batch"),
         (steps_floor, "the Trainer takes"),
         (steps_lookup_table, "KeyError"),  # passed before the cases were drawn
     ],
-    "10.2": [(CollectorLocal, "is_local_process_zero=True"), (CollectorAnyLoss, "nothing else")],
+    "q2": [
+        (CollectorLocal, "is_local_process_zero=True"),
+        (CollectorAnyLoss, "nothing else"),
+        (WrongCollectorEveryProcess, "is_local_process_zero=False collected a loss"),
+    ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

@@ -98,19 +98,39 @@ class CounterFreshControl(CounterAttributes):
         return TrainerControl()
 
 
+# Realistic mistakes derived from the reference solution by one change.
+
+
+def latest_checkpoint_no_empty_case(output_dir: str) -> str | None:
+    """Wrong: fails on a folder without checkpoints instead of returning None."""
+    names = [name for name in os.listdir(output_dir) if name.startswith("checkpoint-")]
+    return os.path.join(output_dir, max(names, key=lambda name: int(name.split("-")[1])))
+
+
+def counter_written_as_a_function(args, state, control, **kwargs):
+    """The counter written as a function, not as a TrainerCallback class."""
+    return None
+
+
 CORRECT = {
-    "11.1": [latest_by_glob, latest_by_library],
-    "11.2": [CounterWithArgs, CounterAttributes],
+    "q1": [latest_by_glob, latest_by_library],
+    "q2": [CounterWithArgs, CounterAttributes],
 }
 
 MISTAKES = {
-    "11.1": [(latest_by_text, "as ints"), (latest_name_only, "whole path")],
-    "11.2": [
+    "q1": [
+        (latest_by_text, "as ints"),
+        (latest_name_only, "whole path"),
+        (latest_checkpoint_no_empty_case, "on a folder without checkpoints"),
+        ("runs/checkpoint-10", "must be a function of output_dir"),
+    ],
+    "q2": [
         (CounterForgotState, "implement a `state`"),
         (CounterNoExport, "ExportableState"),
         (CounterPredictionSteps, "Count once per evaluation"),
         (CounterSaves, "Count once per evaluation"),
         (CounterFreshControl, "new TrainerControl"),
+        (counter_written_as_a_function, "must be a class"),
     ],
 }
 

@@ -114,13 +114,13 @@ class LengthOfFirstSequence(SFTTrainer):
 
 
 CORRECT = {
-    "13.1": [AccuracyRunningSums, AccuracyTrlStyle],
-    "13.2": [LengthFromModelMode, LengthFromPadding],
+    "q1": [AccuracyRunningSums, AccuracyTrlStyle],
+    "q2": [LengthFromModelMode, LengthFromPadding],
 }
 
 MISTAKES = {
-    "13.1": [(AccuracyLoggedInStep, "has no 'batch_accuracy' column"), (AccuracyNeverRestarted, "start again")],
-    "13.2": [(LengthOfPaddedBatch, "real tokens per sequence"), (LengthOfFirstSequence, "real tokens per sequence")],
+    "q1": [(AccuracyLoggedInStep, "has no 'batch_accuracy' column"), (AccuracyNeverRestarted, "start again")],
+    "q2": [(LengthOfPaddedBatch, "real tokens per sequence"), (LengthOfFirstSequence, "real tokens per sequence")],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(

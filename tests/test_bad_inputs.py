@@ -19,9 +19,9 @@ from helpers.checks import WRONG, Exercise, Wrong
 from helpers.checks.core import (
     require_callback_result,
     require_metrics_dict,
-    validated_callback,
     validated_compute_metrics,
 )
+from helpers.checks.lesson_05 import validated_callback
 
 CPU_ONLY = device.Hardware(
     cuda=False,
@@ -238,7 +238,7 @@ def test_validated_callback_reports_a_bad_return_through_an_exercise() -> None:
         callback = validated_callback(answer)
         callback.on_step_end(TrainingArguments(output_dir="unused", report_to="none"), TrainerState(), TrainerControl())
 
-    verdict = Exercise("99.9", "my_callback", checker, "return control", None).evaluate(ReturnsState)
+    verdict = Exercise("my_callback", checker, "return control", None, name="99.9").evaluate(ReturnsState)
     assert verdict.status == WRONG and "ReturnsState.on_step_end returned TrainerState" in verdict.message
     assert "set its flags" in verdict.message
 

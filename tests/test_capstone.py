@@ -177,6 +177,13 @@ class StopAtTheLessonsUpdates(TrainerCallback):
         control.should_training_stop = state.global_step >= self.stop_at
 
 
+class StopWithoutPrefix(StopReturningControl):
+    """Looks for 'f1', but the Trainer hands the callbacks 'eval_f1': it never stops."""
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        control.should_training_stop = metrics.get("f1", 0.0) >= self.target
+
+
 class StopOnEvaluated(TrainerCallback):
     """Wrong: 'on_evaluated' is no event, so the Trainer never calls it and training never stops."""
 
@@ -208,7 +215,9 @@ def test_q1_passes_callbacks_written_differently(answer: type) -> None:
     assert verdict.status == PASSED, verdict
 
 
-@pytest.mark.parametrize("answer", [StopAboveTarget, StopAtFirstEvaluation, StopAtEpoch, StopAtTheLessonsUpdates])
+@pytest.mark.parametrize(
+    "answer", [StopAboveTarget, StopAtFirstEvaluation, StopAtEpoch, StopAtTheLessonsUpdates, StopWithoutPrefix]
+)
 def test_q1_catches_stopping_at_the_wrong_update(answer: type) -> None:
     verdict = exercises.q1.evaluate(answer)
     assert verdict.status == WRONG and "should stop after update" in verdict.message, verdict

@@ -17,7 +17,7 @@ def _double_checker(answer):
         raise Wrong("double(x) should return 2 * x; try it on 3 and on -1.")
 
 
-EXERCISE = Exercise("99.1", "double", _double_checker, "multiply by two", lambda x: 2 * x)
+EXERCISE = Exercise("double", _double_checker, "multiply by two", lambda x: 2 * x, name="99.1")
 
 
 def test_three_outcomes() -> None:
@@ -44,7 +44,7 @@ def test_the_notebook_stub_is_recognised_by_itself() -> None:
     def stub(x):
         return 0
 
-    exercise = Exercise("99.2", "double", _double_checker, "multiply by two", lambda x: 2 * x, stub=stub)
+    exercise = Exercise("double", _double_checker, "multiply by two", lambda x: 2 * x, stub=stub, name="99.2")
     assert exercise.evaluate(stub).status == NOT_ATTEMPTED
     assert exercise.evaluate(lambda x: 0).status == WRONG
 
@@ -55,7 +55,7 @@ def test_an_error_of_the_check_itself_is_reported_as_the_checks_bug() -> None:
             answer(1)
         return {}["missing"]  # the check's own bug
 
-    verdict = Exercise("99.3", "f", broken_checker, "", None).evaluate(lambda x: x)
+    verdict = Exercise("f", broken_checker, "", None, name="99.3").evaluate(lambda x: x)
     assert verdict.status == CHECK_FAILED
     assert "bug in the check, not in your answer" in verdict.message and "KeyError" in verdict.message
     assert "your code raised" not in verdict.message
@@ -72,6 +72,8 @@ def test_check_prints_once_and_returns_none(monkeypatch, capsys, answer, shown) 
 def test_a_wrong_callback_verdict_names_its_misspelled_events() -> None:
     from transformers import TrainerCallback
 
+    from helpers.checks.lesson_05 import misspelled_events_note
+
     class Typo(TrainerCallback):
         def on_evaluated(self, args, state, control, **kwargs):  # never called: the event is on_evaluate
             control.should_training_stop = True
@@ -83,10 +85,26 @@ def test_a_wrong_callback_verdict_names_its_misspelled_events() -> None:
     def always_wrong(answer):
         raise Wrong("training should have stopped after update 3.")
 
-    exercise = Exercise("99.2", "Stopper", always_wrong, "use on_evaluate", None)
+    exercise = Exercise(
+        "Stopper", always_wrong, "use on_evaluate", None, wrong_note=misspelled_events_note, name="99.2"
+    )
     for answer in (Typo, Typo()):
         message = exercise.evaluate(answer).message
         assert message.startswith("training should") and "on_evaluated (did you mean on_evaluate?)" in message
     assert exercise.evaluate(OwnHelper).message == "training should have stopped after update 3."
-    passing = Exercise("99.3", "Stopper", lambda answer: None, "", None)
+    passing = Exercise("Stopper", lambda answer: None, "", None, name="99.3")
     assert passing.evaluate(Typo).status == PASSED  # the note is added to wrong verdicts only
+
+
+def test_bind_exercises_names_each_exercise_after_its_module_and_variable() -> None:
+    from helpers.checks.core import bind_exercises
+
+    first, second = (Exercise("a", _double_checker, "", None) for _ in range(2))
+    assert bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": first, "q2": second}) == [first, second]
+    assert (first.name, second.name) == ("21.1", "21.2")
+    with pytest.raises(ValueError, match="without a gap"):
+        bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": first, "q3": second})
+    with pytest.raises(ValueError, match="lesson_NN"):
+        bind_exercises({"__name__": "helpers.checks.core", "q1": first})
+    with pytest.raises(ValueError, match="not an Exercise"):
+        bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": "first"})

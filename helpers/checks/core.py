@@ -4,13 +4,17 @@ An :class:`Exercise` knows the name of the variable the learner fills in (``answ
 that runs the learner's answer for real and returns a :class:`Verdict` (or ``None`` for a pass), a hint, and the
 reference solution (it lives in ``helpers/solutions``, out of the learner's sight).
 
+An exercise's id is never typed: a check module defines ``q1``, ``q2``, ... and ends with
+``bind_exercises(globals())``, which names each ``qK`` ``"NN.K"`` after the module's lesson number
+(``helpers.checks.lesson_NN``). Renumbering a lesson renames its modules, and the ids follow.
+
 ``check()`` never raises, so "Run All" always completes. It displays one verdict and returns ``None``:
 
 * ``passed``;
 * ``wrong``, with a message that says what is wrong. Checkers raise :class:`Wrong`, and run the learner's code
   inside :func:`learner_code`, which turns an exception raised there into a ``wrong`` verdict that names the
-  step and the error. When the answer is a callback, a ``wrong`` verdict also names its misspelled events
-  (:func:`misspelled_events_note`);
+  step and the error. An exercise may add a note of its own to every ``wrong`` verdict (``wrong_note``: lesson
+  05's check module has one that names a callback's misspelled events);
 * ``not attempted``, while the answer is still the stub the notebook hands out (``Exercise.stub``, ``None`` or
   ``...``), or when a checker raises :class:`NotAttempted`;
 * ``check failed``: an exception raised by the check's own code (outside :func:`learner_code`) is a bug in the
@@ -20,12 +24,13 @@ reference solution (it lives in ``helpers/solutions``, out of the learner's sigh
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import textwrap
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 PASSED, WRONG, NOT_ATTEMPTED, CHECK_FAILED = "passed", "wrong", "not attempted", "check failed"
@@ -108,23 +113,26 @@ class Exercise:
     """One exercise. See the module docstring for the contract.
 
     Attributes:
-        name: a short id such as ``"02.1"``.
         answer_name: the notebook variable that holds the learner's answer.
         checker: ``checker(answer) -> Verdict | None``; raise :class:`Wrong` with a helpful message and run the
             learner's code inside :func:`learner_code`.
-        hint_text: shown by :meth:`hint`.
+        hint_text: shown by :meth:`hint`: the mistake to look for and the idea to use, never the solution's code.
         solution_obj: the reference answer (a function, class or value in ``helpers.solutions``).
-        wrong_answers: realistic wrong answers that the tests prove are caught (with a useful message).
         stub: the placeholder the notebook starts with.
+        wrong_note: ``wrong_note(answer) -> str``, a sentence added to every ``wrong`` verdict (``""`` for none).
+        name: the id ``"NN.K"``, set by :func:`bind_exercises`; never typed.
+
+    Realistic wrong answers, each with the part of the hint it must get, live in one place:
+    ``tests/test_answers_lesson_NN.py`` (``MISTAKES``), beside the correct answers written differently.
     """
 
-    name: str
     answer_name: str
     checker: Callable[[Any], Verdict | None]
     hint_text: str
     solution_obj: Any
-    wrong_answers: list[Any] = field(default_factory=list)
     stub: Any = None
+    wrong_note: Callable[[Any], str] | None = None
+    name: str = ""
 
     def _lookup(self, answer: Any) -> Any:
         if answer is not _MISSING:
@@ -146,7 +154,8 @@ class Exercise:
         except NotAttempted as reason:
             return Verdict(NOT_ATTEMPTED, str(reason) or f"fill in `{self.answer_name}`.", self.name)
         except Wrong as reason:
-            return Verdict(WRONG, str(reason) + misspelled_events_note(answer), self.name)
+            note = self.wrong_note(answer) if self.wrong_note else ""
+            return Verdict(WRONG, str(reason) + note, self.name)
         except Exception as error:  # raised by the check's own code, not inside learner_code()
             return Verdict(
                 CHECK_FAILED,
@@ -176,26 +185,31 @@ class Exercise:
         print(solution_source(self.solution_obj))
 
 
-def misspelled_events_note(answer: Any) -> str:
-    """For a callback answer (class or instance) whose ``on_*`` methods include a near-miss of a real event
-    (``on_evaluated``), the sentence that names them; ``""`` otherwise. Added to a ``wrong`` verdict only, so a
-    correct callback with an ``on_*`` helper method of its own is never failed for it."""
-    from helpers.lessons.lesson_05 import is_trainer_callback, unknown_event_methods
-
-    if not is_trainer_callback(answer):
-        return ""
-    near_misses = {name: event for name, event in unknown_event_methods(answer).items() if event}
-    if not near_misses:
-        return ""
-    named = ", ".join(f"{name} (did you mean {event}?)" for name, event in near_misses.items())
-    return f" Also: the Trainer never calls {named}; a misspelled event is skipped without a warning."
-
-
 def solution_source(obj: Any) -> str:
     """Source of a function or class; ``repr`` of anything else."""
     if inspect.isfunction(obj) or inspect.isclass(obj):
         return textwrap.dedent(inspect.getsource(obj))
     return f"{obj!r}"
+
+
+def bind_exercises(namespace: dict[str, Any]) -> list[Exercise]:
+    """Name the exercises ``q1``, ``q2``, ... of a check module ``helpers.checks.lesson_NN`` ``"NN.1"``,
+    ``"NN.2"``, ...; call it as ``bind_exercises(globals())`` at the end of the module. Returns them in order.
+
+    Raises ``ValueError`` when the module is not a lesson's check module, or its exercises are not numbered
+    1, 2, ... without a gap."""
+    module = str(namespace.get("__name__", ""))
+    found = re.fullmatch(r"(?:.*\.)?lesson_(\d\d)", module)
+    if found is None:
+        raise ValueError(f"bind_exercises(globals()) belongs in a module named lesson_NN, not in {module!r}.")
+    exercises = {int(key[1:]): value for key, value in namespace.items() if re.fullmatch(r"q\d+", key)}
+    if sorted(exercises) != list(range(1, len(exercises) + 1)):
+        raise ValueError(f"{module}: number the exercises q1, q2, ... without a gap (found {sorted(exercises)}).")
+    for number, exercise in sorted(exercises.items()):
+        if not isinstance(exercise, Exercise):
+            raise ValueError(f"{module}: q{number} is a {type(exercise).__name__}, not an Exercise.")
+        exercise.name = f"{found.group(1)}.{number}"
+    return [exercises[number] for number in sorted(exercises)]
 
 
 # --- Validation of learners' code handed to a Trainer inside a checker ---------------------------------------
@@ -257,40 +271,3 @@ def validated_compute_metrics(function: Callable[[Any], Any], name: str = "compu
         return require_metrics_dict(result, name)
 
     return checked
-
-
-def validated_callback(callback: Any) -> Any:
-    """Wrap a learner's callback (instance or class) so each event's return value is checked.
-
-    Returns a ``TrainerCallback`` that forwards every event to ``callback`` and raises :class:`Wrong` (see
-    :func:`require_callback_result`) when one returns something other than ``None`` or the control.
-    """
-    from transformers import TrainerCallback
-
-    if isinstance(callback, type):
-        if not issubclass(callback, TrainerCallback):
-            raise Wrong(f"{callback.__name__} must inherit transformers.TrainerCallback.")
-        with learner_code(f"creating {callback.__name__}()"):
-            callback = callback()
-    if not isinstance(callback, TrainerCallback):
-        raise Wrong(
-            f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}."
-        )
-    from helpers.lessons.lesson_05 import callback_event_names
-
-    class ValidatedCallback(TrainerCallback):
-        wrapped = callback
-
-    def forward(event: str) -> Callable[..., Any]:
-        def method(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
-            with learner_code(f"running {type(callback).__name__}.{event}"):
-                result = getattr(callback, event)(args, state, control, **kwargs)
-            require_callback_result(result, event, type(callback).__name__)
-            return result
-
-        method.__name__ = event
-        return method
-
-    for event in callback_event_names():
-        setattr(ValidatedCallback, event, forward(event))
-    return ValidatedCallback()

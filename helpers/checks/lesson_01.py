@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_01 as solutions
 
 _REQUIRED = ("input_ids", "attention_mask", "labels")
@@ -126,21 +126,19 @@ def _check_training_args(make_args: Any) -> None:
 
 
 q1 = Exercise(
-    name="01.1",
     answer_name="collate_reviews",
     checker=_check_collator,
     hint_text="Find the longest input_ids in the batch, append pad_token_id to the shorter ones, build a mask "
     "of 1s (real) and 0s (padding), and return torch tensors.",
     solution_obj=solutions.collate_reviews,
-    wrong_answers=[solutions.collate_to_fixed_length, solutions.collate_without_mask],
 )
 
 q2 = Exercise(
-    name="01.2",
     answer_name="make_training_args",
     checker=_check_training_args,
     hint_text="Effective batch = per_device_train_batch_size x gradient_accumulation_steps. "
     "load_best_model_at_end needs the save and eval strategies to match.",
     solution_obj=solutions.make_training_args,
-    wrong_answers=[solutions.args_with_mismatched_strategies, solutions.args_with_big_device_batch],
 )
+
+bind_exercises(globals())

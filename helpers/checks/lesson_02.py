@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_02 as solutions
 
 
@@ -139,30 +139,26 @@ def _check_best_model(settings: Any) -> None:
 
 
 q1 = Exercise(
-    name="02.1",
     answer_name="batching_settings",
     checker=_check_batching,
     hint_text="effective batch = per_device_train_batch_size x gradient_accumulation_steps; max_steps counts updates.",
     solution_obj=solutions.batching_settings,
-    wrong_answers=solutions.WRONG_BATCHING,
 )
 
 q2 = Exercise(
-    name="02.2",
     answer_name="names_without_decay",
     checker=_check_no_decay,
     hint_text="Trainer.get_decay_parameter_names excludes the parameters of torch.nn.LayerNorm modules and names "
     "containing 'bias' or a 'norm' variant: test isinstance(module, torch.nn.LayerNorm) over model.named_modules().",
     solution_obj=solutions.names_without_decay,
-    wrong_answers=solutions.WRONG_NO_DECAY,
 )
 
 q3 = Exercise(
-    name="02.3",
     answer_name="best_model_settings",
     checker=_check_best_model,
     hint_text="save at every evaluation (same strategy and steps, or save_strategy='best'), "
     "metric_for_best_model='accuracy'; accuracy is better when greater.",
     solution_obj=solutions.best_model_settings,
-    wrong_answers=solutions.WRONG_BEST_MODEL,
 )
+
+bind_exercises(globals())

@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong
+from helpers.checks.core import Exercise, Wrong, bind_exercises
 from helpers.plots.schedules import schedule_lrs
 from helpers.solutions import lesson_03 as solutions
 
@@ -73,20 +73,18 @@ def _check_schedule_settings(settings: Any) -> None:
 
 
 q1 = Exercise(
-    name="03.1",
     answer_name="cosine_multiplier_at_70",
     checker=_check_cosine_value,
     hint_text="schedule_lrs('cosine', 100, 10)[70] computes it; on the plot, read the cosine line at x = 70.",
     solution_obj=solutions.cosine_multiplier_at_70,
-    wrong_answers=solutions.WRONG_VALUES,
 )
 
 q2 = Exercise(
-    name="03.2",
     answer_name="schedule_settings",
     checker=_check_schedule_settings,
     hint_text="lr_scheduler_type='cosine_with_min_lr' with lr_scheduler_kwargs={'min_lr_rate': ...}, "
     "and warmup_steps as a float.",
     solution_obj=solutions.schedule_settings,
-    wrong_answers=solutions.WRONG_SCHEDULES,
 )
+
+bind_exercises(globals())

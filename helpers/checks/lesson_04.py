@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, LearnerError, Wrong, learner_code
+from helpers.checks.core import Exercise, LearnerError, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_04 as solutions
 from helpers.trainers import quiet
 
@@ -229,41 +229,35 @@ def _check_two_set_args(answer: Any) -> None:
 
 
 q1 = Exercise(
-    name="04.1",
     answer_name="my_compute_metrics",
     checker=_check_compute_metrics,
     hint_text="predictions may be a tuple: take predictions[0] when it is; then np.argmax(logits, -1), "
     "accuracy_score(labels, predicted) and f1_score(labels, predicted, average='macro').",
     solution_obj=solutions.my_compute_metrics,
-    wrong_answers=[solutions.argmax_of_tuple, solutions.binary_f1, solutions.labels_against_labels],
 )
 
 q2 = Exercise(
-    name="04.2",
     answer_name="MyStreamingAccuracy",
     checker=_check_streaming,
     hint_text="keep self.correct and self.total; add each batch's counts (they are torch tensors: use .sum() and "
     ".numel()); when compute_result is True, compute the result, set both counts back to 0, return it.",
     solution_obj=solutions.MyStreamingAccuracy,
-    wrong_answers=[solutions.LastBatchAccuracy, solutions.NeverResetAccuracy],
 )
 
 q3 = Exercise(
-    name="04.3",
     answer_name="my_best_model_args",
     checker=_check_best_model_args,
     hint_text="eval_strategy and save_strategy both 'epoch', load_best_model_at_end=True, "
     "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
     solution_obj=solutions.MY_BEST_MODEL_ARGS,
-    wrong_answers=[solutions.HIGHEST_LOSS_ARGS, solutions.MISMATCHED_STRATEGY_ARGS, solutions.NO_LOAD_BEST_ARGS],
 )
 
 q4 = Exercise(
-    name="04.4",
     answer_name="my_two_set_args",
     checker=_check_two_set_args,
     hint_text="as in exercise 3 (evaluate and save every epoch, load_best_model_at_end=True), with "
     "metric_for_best_model='clean_loss' (or 'eval_clean_loss'): one set's metric; lower is better for a loss.",
     solution_obj=solutions.MY_TWO_SET_ARGS,
-    wrong_answers=[solutions.ONE_SET_NAME_ARGS, solutions.NOISY_SET_ARGS, solutions.TWO_SET_HIGHEST_ARGS],
 )
+
+bind_exercises(globals())

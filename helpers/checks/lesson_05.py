@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code, require_callback_result
 from helpers.solutions import lesson_05 as solutions
 
 COUNT_SEED = 5  # the check draws its cases from this seed each time it runs; the lesson's own run is not among them
@@ -113,22 +113,80 @@ def _check_expected_counts(answer: Any) -> None:
             )
 
 
+# --- Shared by the checks of every lesson from 05 on whose answer is a callback ----------------------------------
+
+
+def misspelled_events_note(answer: Any) -> str:
+    """For a callback answer (class or instance) whose ``on_*`` methods include a near-miss of a real event
+    (``on_evaluated``), the sentence that names them; ``""`` otherwise. An exercise whose answer is a callback
+    passes it as ``wrong_note``, so it is added to a ``wrong`` verdict only: a correct callback with an ``on_*``
+    helper method of its own is never failed for it."""
+    from helpers.lessons.lesson_05 import is_trainer_callback, unknown_event_methods
+
+    if not is_trainer_callback(answer):
+        return ""
+    near_misses = {name: event for name, event in unknown_event_methods(answer).items() if event}
+    if not near_misses:
+        return ""
+    named = ", ".join(f"{name} (did you mean {event}?)" for name, event in near_misses.items())
+    return f" Also: the Trainer never calls {named}; a misspelled event is skipped without a warning."
+
+
+def validated_callback(callback: Any) -> Any:
+    """Wrap a learner's callback (instance or class) so each event's return value is checked.
+
+    Returns a ``TrainerCallback`` that forwards every event to ``callback`` and raises :class:`Wrong` (see
+    :func:`~helpers.checks.core.require_callback_result`) when one returns something other than ``None`` or the
+    control.
+    """
+    from transformers import TrainerCallback
+
+    from helpers.lessons.lesson_05 import callback_event_names
+
+    if isinstance(callback, type):
+        if not issubclass(callback, TrainerCallback):
+            raise Wrong(f"{callback.__name__} must inherit transformers.TrainerCallback.")
+        with learner_code(f"creating {callback.__name__}()"):
+            callback = callback()
+    if not isinstance(callback, TrainerCallback):
+        raise Wrong(
+            f"a callback must be a transformers.TrainerCallback (instance or class), got {type(callback).__name__}."
+        )
+
+    class ValidatedCallback(TrainerCallback):
+        wrapped = callback
+
+    def forward(event: str) -> Any:
+        def method(self: Any, args: Any, state: Any, control: Any, **kwargs: Any) -> Any:
+            with learner_code(f"running {type(callback).__name__}.{event}"):
+                result = getattr(callback, event)(args, state, control, **kwargs)
+            require_callback_result(result, event, type(callback).__name__)
+            return result
+
+        method.__name__ = event
+        return method
+
+    for event in callback_event_names():
+        setattr(ValidatedCallback, event, forward(event))
+    return ValidatedCallback()
+
+
 q1 = Exercise(
-    name="05.1",
+    wrong_note=misspelled_events_note,
     answer_name="EvalLossHistory",
     checker=_check_eval_loss_history,
     hint_text="Subclass TrainerCallback, create self.history = [] in __init__, and append "
     "(state.global_step, metrics['eval_loss']) in on_evaluate(self, args, state, control, metrics=None, **kwargs).",
     solution_obj=solutions.EvalLossHistory,
-    wrong_answers=solutions.WRONG_CALLBACKS,
 )
 
 q2 = Exercise(
-    name="05.2",
     answer_name="expected_counts",
     checker=_check_expected_counts,
     hint_text="batches = ceil(examples / batch); steps per epoch = ceil(batches / accumulation); every batch that "
     "does not end a step ends with on_substep_end.",
     solution_obj=solutions.expected_counts,
-    wrong_answers=solutions.WRONG_COUNTS,
 )
+
+
+bind_exercises(globals())

@@ -10,7 +10,8 @@ from typing import Any
 from transformers import TrainerCallback
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.solutions import lesson_06 as solutions
 
 
@@ -150,22 +151,22 @@ def _check_no_early_checkpoints(answer: Any) -> None:
 
 
 q1 = Exercise(
-    name="06.1",
+    wrong_note=misspelled_events_note,
     answer_name="EvaluateAtSteps",
     checker=_check_evaluate_at_steps,
     hint_text="Keep the steps in __init__; in on_step_end, state.global_step already counts the step just done: set "
     "control.should_evaluate = True there when it is one of them. Change the control you receive; never return a "
     "new TrainerControl(), which drops the Trainer's own flags.",
     solution_obj=solutions.EvaluateAtSteps,
-    wrong_answers=solutions.WRONG_EVALUATORS,
 )
 
 q2 = Exercise(
-    name="06.2",
+    wrong_note=misspelled_events_note,
     answer_name="NoEarlyCheckpoints",
     checker=_check_no_early_checkpoints,
     hint_text="DefaultFlowCallback raises should_save at on_step_end; your callback runs after it there, so lower the "
     "flag in on_step_end while state.global_step < first (never raise it).",
     solution_obj=solutions.NoEarlyCheckpoints,
-    wrong_answers=solutions.WRONG_SAVERS,
 )
+
+bind_exercises(globals())

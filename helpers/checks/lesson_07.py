@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_07 as solutions
 
 GAMMA = 2.0
@@ -282,7 +282,6 @@ def _check_focal_func(answer: Any) -> None:
 
 
 q1 = Exercise(
-    name="07.1",
     answer_name="MyBalancedTrainer",
     checker=_check_balanced_trainer,
     hint_text=(
@@ -294,11 +293,9 @@ q1 = Exercise(
         "if return_outputs."
     ),
     solution_obj=solutions.MyBalancedTrainer,
-    wrong_answers=solutions.WRONG_TRAINERS,
 )
 
 q2 = Exercise(
-    name="07.2",
     answer_name="my_focal_loss_func",
     checker=_check_focal_func,
     hint_text=(
@@ -308,10 +305,6 @@ q2 = Exercise(
         "compute_loss_func's loss by their number itself."
     ),
     solution_obj=solutions.my_focal_loss_func,
-    wrong_answers=[
-        solutions.focal_mean_loss_func,
-        solutions.cross_entropy_loss_func,
-        solutions.focal_per_review_loss_func,
-        solutions.focal_times_processes_loss_func,
-    ],
 )
+
+bind_exercises(globals())

@@ -7,7 +7,8 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.lessons.lesson_08 import GradientNormRecorder
 from helpers.solutions import lesson_08 as solutions
 
@@ -112,7 +113,7 @@ def _check_layerwise_decay(answer: Any) -> None:
 
 
 q1 = Exercise(
-    name="08.1",
+    wrong_note=misspelled_events_note,
     answer_name="MyHeadGradientMonitor",
     checker=_check_head_monitor,
     hint_text=(
@@ -121,11 +122,9 @@ q1 = Exercise(
         "append torch.sqrt(sum(g.pow(2).sum() for g in grads)).item()."
     ),
     solution_obj=solutions.MyHeadGradientMonitor,
-    wrong_answers=[solutions.StepEndMonitor, solutions.MeanGradientMonitor, solutions.WholeModelMonitor],
 )
 
 q2 = Exercise(
-    name="08.2",
     answer_name="MyLayerwiseDecayTrainer",
     checker=_check_layerwise_decay,
     hint_text=(
@@ -134,5 +133,6 @@ q2 = Exercise(
         "group gets lr = args.learning_rate * decay ** depth and weight_decay = args.weight_decay or 0.0. Return it."
     ),
     solution_obj=solutions.MyLayerwiseDecayTrainer,
-    wrong_answers=[solutions.LessonDecayTrainer, solutions.InvertedDecayTrainer, solutions.ForgetsEmbeddingsTrainer],
 )
+
+bind_exercises(globals())

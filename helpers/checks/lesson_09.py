@@ -6,7 +6,7 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_09 as solutions
 
 _BATCH = 16
@@ -104,21 +104,19 @@ def _check_accumulation_plan(plan: Any) -> None:
 
 
 q1 = Exercise(
-    name="09.1",
     answer_name="low_padding_arguments",
     checker=_check_low_padding,
     hint_text="one TrainingArguments field chooses the training sampler; in 4.x it was a boolean flag.",
     solution_obj=solutions.low_padding_arguments,
-    wrong_answers=list(solutions.WRONG_LOW_PADDING),
 )
 
 q2 = Exercise(
-    name="09.2",
     answer_name="accumulation_plan",
     checker=_check_accumulation_plan,
     hint_text=(
         "try micro-batch sizes from min(target, max_micro_batch) down to 1; keep the first that divides the target."
     ),
     solution_obj=solutions.accumulation_plan,
-    wrong_answers=[solutions.wrong_plan_ignores_divisibility, solutions.wrong_plan_micro_batch_of_one],
 )
+
+bind_exercises(globals())

@@ -7,7 +7,8 @@ import random
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.solutions import lesson_10 as solutions
 
 
@@ -107,21 +108,20 @@ def _check_in_real_run(callback_class: Any) -> None:
 
 
 q1 = Exercise(
-    name="10.1",
     answer_name="steps_per_epoch",
     checker=_check_steps,
     hint_text="global batch = per_device_batch x processes; batches per process = ceil(examples / global batch); "
     "then group them by `accumulation`, rounding up.",
     solution_obj=solutions.steps_per_epoch,
-    wrong_answers=[solutions.wrong_steps_ignore_processes, solutions.wrong_steps_floor],
 )
 
 q2 = Exercise(
-    name="10.2",
+    wrong_note=misspelled_events_note,
     answer_name="RankZeroLossCollector",
     checker=_check_collector,
     hint_text="on_log receives `state` and `logs`; test state.is_world_process_zero (the check plays each process "
     "through `state`) before appending logs['loss'].",
     solution_obj=solutions.RankZeroLossCollector,
-    wrong_answers=[solutions.WrongCollectorEveryProcess, solutions.WrongCollectorLocalZero],
 )
+
+bind_exercises(globals())

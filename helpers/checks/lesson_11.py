@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.solutions import lesson_11 as solutions
 
 
@@ -124,26 +125,21 @@ def _check_eval_counter(eval_counter: Any) -> None:
 
 
 q1 = Exercise(
-    name="11.1",
     answer_name="latest_checkpoint",
     checker=_check_latest_checkpoint,
     hint_text="List the folder, keep names matching checkpoint-<digits>, and take the one with the largest int "
     "step. transformers.trainer_utils.get_last_checkpoint does the same.",
     solution_obj=solutions.latest_checkpoint,
-    wrong_answers=[
-        solutions.latest_checkpoint_by_name,
-        solutions.latest_checkpoint_no_empty_case,
-        "runs/checkpoint-10",
-    ],
 )
 
 q2 = Exercise(
-    name="11.2",
+    wrong_note=misspelled_events_note,
     answer_name="EvalCounter",
     checker=_check_eval_counter,
     hint_text="class EvalCounter(TrainerCallback, ExportableState): count in on_evaluate, and let state() return "
     "{'args': {}, 'attributes': {'evaluations': self.evaluations}}. The Trainer rebuilds the callback "
     "from that dict on resume.",
     solution_obj=solutions.EvalCounter,
-    wrong_answers=[solutions.EvalCounterWithoutState, solutions.EvalCounterOnSteps, solutions.latest_checkpoint],
 )
+
+bind_exercises(globals())

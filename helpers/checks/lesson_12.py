@@ -9,8 +9,8 @@ from transformers import Trainer, TrainerCallback
 import helpers
 from helpers import capstone
 from helpers.checks import fixtures
-from helpers.checks.core import PASSED, Exercise, LearnerError, Verdict, Wrong, learner_code, validated_callback
-from helpers.lessons.lesson_12 import make_starter_trainer
+from helpers.checks.core import PASSED, Exercise, LearnerError, Verdict, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note, validated_callback
 from helpers.solutions import lesson_12 as solutions
 
 STOP_SEED = 121  # the check draws its cases from this seed each time it runs; none is a case the lesson shows
@@ -135,20 +135,19 @@ def _check_capstone(make_trainer: Any) -> Verdict:
 
 
 q1 = Exercise(
-    name="12.1",
+    wrong_note=misspelled_events_note,
     answer_name="StopAtTargetF1",
     checker=_check_stop_callback,
     hint_text="In on_evaluate(self, args, state, control, metrics=None, **kwargs), set control.should_training_stop"
     " = True when metrics['eval_f1'] (the Trainer adds 'eval_' to every key) is >= self.target.",
     solution_obj=solutions.StopAtTargetF1,
-    wrong_answers=[solutions.StopAtTargetF1WithoutPrefix],
 )
 q2 = Exercise(
-    name="12.2",
     answer_name="make_capstone_trainer",
     checker=_check_capstone,
     hint_text="Start from make_starter_trainer: lesson 07's WeightedLossTrainer with balanced class weights counted "
     "on the training split, evaluation and saving every epoch, the best model kept by F1, warmup and a decay.",
     solution_obj=solutions.make_capstone_trainer,
-    wrong_answers=[make_starter_trainer],
 )
+
+bind_exercises(globals())

@@ -11,7 +11,7 @@ import torch
 from transformers import TrainerCallback
 
 from helpers.checks import fixtures
-from helpers.checks.core import Exercise, Wrong, learner_code
+from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_13 as solutions
 
 CHECK_SEED = 1313
@@ -121,7 +121,6 @@ def _check_length_sft_trainer(answer: Any) -> None:
 
 
 q1 = Exercise(
-    name="13.1",
     answer_name="MyAccuracyLoggingTrainer",
     checker=_check_accuracy_trainer,
     hint_text=(
@@ -132,11 +131,9 @@ q1 = Exercise(
         "logs['eval_batch_accuracy']), clear the list, then super().log(logs, start_time)."
     ),
     solution_obj=solutions.MyAccuracyLoggingTrainer,
-    wrong_answers=solutions.WRONG_ACCURACY_TRAINERS,
 )
 
 q2 = Exercise(
-    name="13.2",
     answer_name="MyLengthSFTTrainer",
     checker=_check_length_sft_trainer,
     hint_text=(
@@ -146,5 +143,6 @@ q2 = Exercise(
         "num_items_in_batch=num_items_in_batch)."
     ),
     solution_obj=solutions.MyLengthSFTTrainer,
-    wrong_answers=solutions.WRONG_LENGTH_TRAINERS,
 )
+
+bind_exercises(globals())

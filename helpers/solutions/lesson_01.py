@@ -1,4 +1,4 @@
-"""Reference solutions and realistic wrong answers for lesson 01."""
+"""Reference solutions for lesson 01."""
 
 from __future__ import annotations
 
@@ -33,53 +33,5 @@ def make_training_args(output_dir: str) -> TrainingArguments:
         load_best_model_at_end=True,
         metric_for_best_model="eval_accuracy",
         greater_is_better=True,
-        report_to="none",
-    )
-
-
-# Realistic wrong answers (tests prove the checks catch them).
-def collate_to_fixed_length(features: list[dict[str, Any]], pad_token_id: int = 0) -> dict[str, torch.Tensor]:
-    """Pads every batch to 64 tokens: works, but wastes compute on padding."""
-    input_ids = [list(f["input_ids"]) + [pad_token_id] * (64 - len(f["input_ids"])) for f in features]
-    mask = [[1] * len(f["input_ids"]) + [0] * (64 - len(f["input_ids"])) for f in features]
-    return {
-        "input_ids": torch.tensor(input_ids),
-        "attention_mask": torch.tensor(mask),
-        "labels": torch.tensor([f["label"] for f in features]),
-    }
-
-
-def collate_without_mask(features: list[dict[str, Any]], pad_token_id: int = 0) -> dict[str, torch.Tensor]:
-    """Forgets the attention mask, so the model attends to padding."""
-    batch = collate_reviews(features, pad_token_id)
-    del batch["attention_mask"]
-    return batch
-
-
-def args_with_mismatched_strategies(output_dir: str) -> TrainingArguments:
-    return TrainingArguments(
-        output_dir=output_dir,
-        num_train_epochs=2,
-        per_device_train_batch_size=8,
-        gradient_accumulation_steps=4,
-        eval_strategy="epoch",
-        save_strategy="steps",
-        save_steps=10,
-        load_best_model_at_end=True,
-        metric_for_best_model="eval_accuracy",
-        report_to="none",
-    )
-
-
-def args_with_big_device_batch(output_dir: str) -> TrainingArguments:
-    return TrainingArguments(
-        output_dir=output_dir,
-        num_train_epochs=2,
-        per_device_train_batch_size=32,
-        eval_strategy="epoch",
-        save_strategy="epoch",
-        save_total_limit=2,
-        load_best_model_at_end=True,
-        metric_for_best_model="eval_accuracy",
         report_to="none",
     )

@@ -1,17 +1,9 @@
-"""Reference solutions and realistic wrong answers for lesson 02's exercises."""
+"""Reference solutions for lesson 02's exercises."""
 
 from __future__ import annotations
 
-from typing import Any
-
 # Exercise 1: effective batch 16, at most 4 reviews per forward pass, exactly 3 optimizer updates.
 batching_settings = {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 3}
-
-WRONG_BATCHING: list[Any] = [
-    {"per_device_train_batch_size": 16, "max_steps": 3},  # the whole batch in one forward pass
-    {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "max_steps": 12},  # counts batches
-    {"per_device_train_batch_size": 4, "gradient_accumulation_steps": 4, "num_train_epochs": 1},  # 4 updates
-]
 
 
 # Exercise 2: the parameters Trainer leaves out of weight decay.
@@ -25,16 +17,6 @@ def names_without_decay(model):
     ]
 
 
-def _only_biases(model):
-    return [name for name, _ in model.named_parameters() if name.endswith("bias")]
-
-
-def _only_layer_norms(model):
-    return [name for name, _ in model.named_parameters() if "LayerNorm" in name]
-
-
-WRONG_NO_DECAY: list[Any] = [_only_biases, _only_layer_norms]
-
 # Exercise 3: keep the checkpoint with the best eval accuracy, at most 2 on disk, evaluate every 2 updates.
 best_model_settings = {
     "eval_strategy": "steps",
@@ -45,9 +27,3 @@ best_model_settings = {
     "load_best_model_at_end": True,
     "metric_for_best_model": "accuracy",
 }
-
-WRONG_BEST_MODEL: list[Any] = [
-    {**best_model_settings, "metric_for_best_model": None},  # falls back to the eval loss
-    {**best_model_settings, "greater_is_better": False},
-    {**best_model_settings, "save_strategy": "epoch"},  # refused: save and eval strategies differ
-]

@@ -1,4 +1,4 @@
-"""Reference solutions (and realistic wrong answers) for the exercises of lesson 10."""
+"""Reference solutions for the exercises of lesson 10."""
 
 from __future__ import annotations
 
@@ -14,16 +14,6 @@ def steps_per_epoch(examples: int, per_device_batch: int, processes: int, accumu
     return max(math.ceil(batches_per_process / accumulation), 1)
 
 
-def wrong_steps_ignore_processes(examples: int, per_device_batch: int, processes: int, accumulation: int) -> int:
-    """Forgets that every process reads its own batch."""
-    return math.ceil(math.ceil(examples / per_device_batch) / accumulation)
-
-
-def wrong_steps_floor(examples: int, per_device_batch: int, processes: int, accumulation: int) -> int:
-    """Drops the last, smaller batch (the Trainer keeps it unless dataloader_drop_last=True)."""
-    return examples // (per_device_batch * processes * accumulation)
-
-
 class RankZeroLossCollector(TrainerCallback):
     """Keeps the logged training losses, on process zero only."""
 
@@ -32,26 +22,4 @@ class RankZeroLossCollector(TrainerCallback):
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
         if state.is_world_process_zero and logs and "loss" in logs:
-            self.losses.append(float(logs["loss"]))
-
-
-class WrongCollectorEveryProcess(TrainerCallback):
-    """Collects on every process: on 2 processes each loss would be kept (and printed) twice."""
-
-    def __init__(self) -> None:
-        self.losses: list[float] = []
-
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
-        if logs and "loss" in logs:
-            self.losses.append(float(logs["loss"]))
-
-
-class WrongCollectorLocalZero(TrainerCallback):
-    """Uses is_local_process_zero: right on one machine, but on 2 machines two processes would collect."""
-
-    def __init__(self) -> None:
-        self.losses: list[float] = []
-
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kwargs: Any) -> None:
-        if state.is_local_process_zero and logs and "loss" in logs:
             self.losses.append(float(logs["loss"]))

@@ -1,4 +1,4 @@
-"""Reference solutions (and realistic wrong answers) for lesson 11, checkpoints and resume."""
+"""Reference solutions for lesson 11, checkpoints and resume."""
 
 from __future__ import annotations
 
@@ -29,44 +29,6 @@ class EvalCounter(TrainerCallback, ExportableState):
         self.evaluations = evaluations
 
     def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.evaluations += 1
-
-    def state(self) -> dict:
-        return {"args": {}, "attributes": {"evaluations": self.evaluations}}
-
-
-# Realistic wrong answers (tests/test_exercises.py proves each one is caught with a message).
-
-
-def latest_checkpoint_by_name(output_dir: str) -> str | None:
-    """Wrong: compares names as text, so checkpoint-9 beats checkpoint-10."""
-    names = [name for name in os.listdir(output_dir) if name.startswith("checkpoint-")]
-    return os.path.join(output_dir, max(names)) if names else None
-
-
-def latest_checkpoint_no_empty_case(output_dir: str) -> str | None:
-    """Wrong: fails on a folder without checkpoints instead of returning None."""
-    names = [name for name in os.listdir(output_dir) if name.startswith("checkpoint-")]
-    return os.path.join(output_dir, max(names, key=lambda name: int(name.split("-")[1])))
-
-
-class EvalCounterWithoutState(TrainerCallback):
-    """Wrong: counts evaluations, but nothing saves the count, so a resume starts again from 0."""
-
-    def __init__(self) -> None:
-        self.evaluations = 0
-
-    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.evaluations += 1
-
-
-class EvalCounterOnSteps(TrainerCallback, ExportableState):
-    """Wrong: counts optimizer steps, not evaluations."""
-
-    def __init__(self, evaluations: int = 0) -> None:
-        self.evaluations = evaluations
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self.evaluations += 1
 
     def state(self) -> dict:

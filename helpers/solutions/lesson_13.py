@@ -1,4 +1,4 @@
-"""Reference solutions (and realistic wrong answers) for lesson 13's exercises."""
+"""Reference solutions for lesson 13's exercises."""
 
 from __future__ import annotations
 
@@ -33,44 +33,3 @@ class MyLengthSFTTrainer(SFTTrainer):
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["tokens_per_sequence"].append(inputs["attention_mask"].sum(dim=1).float().mean().item())
         return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
-
-
-# ---- realistic wrong answers (the tests prove each is caught) ----
-
-
-class LogInsideComputeLoss(MyAccuracyLoggingTrainer):
-    """Calls self.log in compute_loss: one row per micro-batch, nothing in the Trainer's training logs."""
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        result = super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
-        self.log({"batch_accuracy": self.noted["train" if self.model.training else "eval"].pop()})
-        return result
-
-    def log(self, logs, start_time=None):
-        Trainer.log(self, logs, start_time)
-
-
-class NeverCleared(MyAccuracyLoggingTrainer):
-    """Averages every micro-batch since the start of training: it never starts again."""
-
-    def log(self, logs, start_time=None):
-        noted = self.noted["train" if self.model.training else "eval"]
-        if noted:
-            logs["batch_accuracy" if self.model.training else "eval_batch_accuracy"] = sum(noted) / len(noted)
-        Trainer.log(self, logs, start_time)
-
-
-WRONG_ACCURACY_TRAINERS = [LogInsideComputeLoss, NeverCleared]
-
-
-class PaddedLengthSFTTrainer(SFTTrainer):
-    """Counts the padded width of the micro-batch, not the real tokens of each sequence."""
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        self._metrics["train" if self.model.training else "eval"]["tokens_per_sequence"].append(
-            float(inputs["input_ids"].shape[1])
-        )
-        return super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
-
-
-WRONG_LENGTH_TRAINERS = [PaddedLengthSFTTrainer]
