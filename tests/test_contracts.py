@@ -163,7 +163,7 @@ def course_sources() -> dict[str, str]:
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         sources[notebook.name] = notebook_python(notebook)
     for module in sorted((ROOT / "helpers").rglob("*.py")):
-        if module.name != "migration.py":  # a table of the *old* 4.8.2 names, checked on its own below
+        if module.name != "old_arguments.py":  # a table of the *old* 4.8.2 names, checked on its own below
             sources[str(module.relative_to(ROOT))] = module.read_text()
     return sources
 
@@ -247,7 +247,7 @@ def test_training_arguments_used_by_the_course_exist(place: str) -> None:
     missing = sorted(used - TRAINING_ARGUMENT_FIELDS - {"self"})
     assert not missing, (
         f"{place} passes {missing} to TrainingArguments, which the installed transformers does not "
-        f"have: update {place} (see helpers/migration.py for renamed and removed arguments)"
+        f"have: update {place} (see helpers/old_arguments.py for renamed and removed arguments)"
     )
 
 
@@ -260,10 +260,10 @@ def test_the_course_uses_training_arguments_somewhere() -> None:
 
 
 def test_migration_map_matches_the_installed_version() -> None:
-    migration = pytest.importorskip("helpers.migration", reason="helpers/migration.py not written yet")
+    from helpers import old_arguments as migration
     problems = migration.check_fates()
     assert not problems, (
-        "the 4.8.2 -> 5.x map is out of date: update helpers/migration.py and lesson 02:\n" + "\n".join(problems)
+        "the 4.8.2 -> 5.x map is out of date: update helpers/old_arguments.py and lesson 02:\n" + "\n".join(problems)
     )
 
 

@@ -6,7 +6,7 @@ runs the probes of ``tools/ladder/probes.py`` there (one small offline run per c
 
 - ``docs/ladder/results.json``: release x claim -> holds / does not hold / cannot run, each with its evidence line,
   the package versions of each environment, the measured install and probe times, and an inventory of each
-  release (``TrainingArguments`` fields, ``Trainer`` methods, callback events) that ``helpers.migrate`` reads;
+  release (``TrainingArguments`` fields, ``Trainer`` methods, callback events) that ``helpers.check_old_code`` reads;
 - ``docs/ladder.md``: the book's "when did it change" page, generated from the results file (never typed).
 
 Sharing: torch (the 2.13.0 CPU wheel on this disk) is installed once, in ``.venv-ladder/base``; each release's

@@ -7,8 +7,8 @@ word-level tokenizer built in memory; nothing is read from the Hub.
 
 ``python tools/ladder/probes.py OUT.json`` runs every probe and writes, for each, a verdict (``holds``,
 ``does not hold`` or ``cannot run``) and the evidence line that decided it, plus an inventory of the release
-(``TrainingArguments`` fields, ``Trainer`` method signatures, ``TrainerCallback`` events) that ``helpers.migrate``
-reads. ``PROBES`` (the registry) can be read without importing transformers: ``tools/ladder.py`` does, with any
+(``TrainingArguments`` fields, ``Trainer`` method signatures, ``TrainerCallback`` events) that
+``helpers.check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers: ``tools/ladder.py`` does, with any
 Python.
 
 A probe returns ``(holds, evidence)``. It raises :class:`CannotRun` when the release lacks what the claim is about
@@ -1342,7 +1342,7 @@ def get_train_dataloader_delegates_to_get_dataloader():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Inventory for helpers.migrate and the page
+# Inventory for helpers.check_old_code and the page
 # ---------------------------------------------------------------------------------------------------------------
 def inventory() -> dict:
     """What the release offers: TrainingArguments fields, Trainer methods and their parameters, callback events."""

@@ -1,4 +1,4 @@
-"""`python -m helpers.migrate` flags every 4.x pattern of the example script, and nothing in the course's own code."""
+"""`python -m helpers.check_old_code` flags every 4.x pattern of the example script, and nothing in our own code."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import migrate
-from helpers.migrate import KIND_LESSONS, MigrateError, check_paths, check_source, lesson_for
+from helpers import check_old_code as migrate
+from helpers.check_old_code import KIND_LESSONS, MigrateError, check_paths, check_source, lesson_for
 from helpers.registry import ROOT, lessons
 
 EXAMPLE = ROOT / "docs" / "examples" / "old_trainer_code.py"
@@ -243,7 +243,7 @@ def test_notebook_cells_lines_and_magics(tmp_path) -> None:
 
 
 def test_cli_exit_codes_and_output(tmp_path, capsys) -> None:
-    command = [sys.executable, "-m", "helpers.migrate"]
+    command = [sys.executable, "-m", "helpers.check_old_code"]
     flagged = subprocess.run([*command, str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT)
     assert flagged.returncode == 1
     assert f"{EXAMPLE}:{_line_of('warmup_ratio=0.1,')}: TrainingArguments has no `warmup_ratio`" in flagged.stdout

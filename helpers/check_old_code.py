@@ -1,9 +1,9 @@
-"""Find Trainer code that the installed transformers no longer runs: ``python -m helpers.migrate PATH...``.
+"""Find Trainer code that the installed transformers no longer runs: ``python -m helpers.check_old_code PATH...``.
 
 It reads Python files and notebooks (``.py``, ``.ipynb``, or folders of them) **without running them** and
 reports, with file and line, each thing a 4.x tutorial does that the installed release refuses or silently ignores:
 
-- ``TrainingArguments`` arguments that were renamed or removed (from the course's map, ``helpers.migration``, and
+- ``TrainingArguments`` arguments that were renamed or removed (from the course's map, ``helpers.old_arguments``, and
   the release ladder, ``docs/ladder/results.json``, which says in which release each one went);
 - ``Trainer(tokenizer=...)`` and other arguments the installed ``Trainer`` does not take;
 - ``compute_loss``, ``training_step`` and other overrides whose signature the installed ``Trainer`` no longer calls
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from helpers.migration import LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
+from helpers.old_arguments import LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
 from helpers.registry import ROOT, lessons
 
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
@@ -724,12 +724,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if not arguments or arguments[0] in ("-h", "--help"):
         print(__doc__.strip().split("\n\n")[0])
-        print("usage: python -m helpers.migrate PATH [PATH...]   (Python files, notebooks or folders)")
+        print("usage: python -m helpers.check_old_code PATH [PATH...]   (Python files, notebooks or folders)")
         return 0 if arguments else 2
     try:
         report = check_paths(arguments)
     except MigrateError as error:
-        print(f"migrate: {error}", file=sys.stderr)
+        print(f"check_old_code: {error}", file=sys.stderr)
         return 2
     for finding in report.findings:
         print(finding.format())

@@ -1,10 +1,10 @@
-"""The 4.8.2 -> 5.x TrainingArguments map in helpers.migration agrees with the installed transformers."""
+"""The 4.8.2 -> 5.x TrainingArguments map in helpers.old_arguments agrees with the installed transformers."""
 
 from __future__ import annotations
 
 import pytest
 
-from helpers.migration import (
+from helpers.old_arguments import (
     KEPT,
     LATER_ARGUMENTS,
     REMOVED,
@@ -100,7 +100,7 @@ def test_port_kwargs_rejects_unknown_and_clashing_names() -> None:
 
 def test_map_agrees_with_the_release_ladder() -> None:
     """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to 5.24."""
-    from helpers.migrate import ladder, ladder_removal
+    from helpers.check_old_code import ladder, ladder_removal
 
     data = ladder()
     assert data["releases"], "docs/ladder/results.json is missing: run `make ladder`"
