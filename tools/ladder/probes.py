@@ -8,8 +8,8 @@ word-level tokenizer built in memory; nothing is read from the Hub.
 ``python tools/ladder/probes.py OUT.json`` runs every probe and writes, for each, a verdict (``holds``,
 ``does not hold`` or ``cannot run``) and the evidence line that decided it, plus an inventory of the release
 (``TrainingArguments`` fields, ``Trainer`` method signatures, ``TrainerCallback`` events) that
-``helpers.check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers: ``tools/ladder.py`` does, with any
-Python.
+``helpers.check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers:
+``tools/ladder.py`` does, with any Python.
 
 A probe returns ``(holds, evidence)``. It raises :class:`CannotRun` when the release lacks what the claim is about
 (an argument, a method); any other exception is recorded as ``cannot run`` with its type and message, so one broken
