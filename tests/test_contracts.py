@@ -261,6 +261,7 @@ def test_the_course_uses_training_arguments_somewhere() -> None:
 
 def test_migration_map_matches_the_installed_version() -> None:
     from helpers import old_arguments as migration
+
     problems = migration.check_fates()
     assert not problems, (
         "the 4.8.2 -> 5.x map is out of date: update helpers/old_arguments.py and lesson 02:\n" + "\n".join(problems)
