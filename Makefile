@@ -28,7 +28,7 @@ help:
 # the same files and steps either way (tools/install.py).
 $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml tools/install.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) tools/install.py $(PY)
+	$(PY) -m tools.install $(PY)
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -51,8 +51,9 @@ notebooks: venv
 	$(OFFLINE) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
 
 # make test runs the unit tests and the notebooks in WORKERS processes (pytest-xdist; a test file stays in one
-# process), each with one torch thread, so that two processes do not fight over two cores.
-WORKERS ?= 2
+# process), each with one torch thread, so that two processes do not fight over one core. WORKERS defaults to one
+# per core, as many as the memory holds (tools/workers.py); make test WORKERS=1 runs everything in one process.
+WORKERS ?= $(shell $(PYTHON) -m tools.workers)
 # The longest files go first, by their last measured times (tests/conftest.py), in that order.
 TEST_RUN = $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
@@ -60,21 +61,21 @@ test: venv lint
 	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 notebooks tests
 
 execute: venv
-	$(OFFLINE) $(PY) tools/execute_notebooks.py $(NB)
+	$(OFFLINE) $(PY) -m tools.execute_notebooks $(NB)
 
 export: venv
-	$(PY) tools/export_lessons.py
+	$(PY) -m tools.export_lessons
 
 bench: venv
-	$(OFFLINE) $(PY) tools/bench.py $(if $(SUITE),--suite)
+	$(OFFLINE) $(PY) -m tools.bench $(if $(SUITE),--suite)
 
 participant-copies: venv
 	@test -n "$(REPO)" || (echo "usage: make participant-copies REPO=owner/name (the GitHub repository the learners clone)" && exit 2)
-	$(PY) tools/participant_copies.py --repo $(REPO)
+	$(PY) -m tools.participant_copies --repo $(REPO)
 
 set-repo: venv
 	@test -n "$(REPO)" || (echo "usage: make set-repo REPO=owner/name" && exit 2)
-	$(PY) tools/set_repo.py $(REPO)
+	$(PY) -m tools.set_repo $(REPO)
 
 test-latest:
 	bash tools/test_latest.sh
@@ -101,7 +102,7 @@ test-browser: book
 	COURSE_BROWSER_TESTS=1 $(OFFLINE) $(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/browser
 
 datasheet: venv
-	$(OFFLINE) $(PY) tools/datasheet.py
+	$(OFFLINE) $(PY) -m tools.datasheet
 
 # The release ladder (docs/ladder.md): each claim probed on a series of transformers releases, each in its own
 # environment under .venv-ladder/ (needs the package registry for the installs; the probes run offline).
@@ -110,4 +111,4 @@ datasheet: venv
 LADDER ?= all
 .PHONY: ladder
 ladder:
-	$(PYTHON) tools/ladder.py run --releases $(LADDER) $(if $(CHECK),--check)
+	$(PYTHON) -m tools.ladder run --releases $(LADDER) $(if $(CHECK),--check)

@@ -1,36 +1,97 @@
 """Helpers behind the notebooks of the Trainer course.
 
-Small on purpose: each module has one concern (``data``, ``models``, ``device``, ``plots``, ``callbacks``,
-``metrics``, ``gradients``, ``checks``). What a lesson teaches is written out in the notebook; the helpers only
-do what would distract from it.
+Small on purpose: each module has one concern (``data``, ``models``, ``device``, ``trainers``, ``plots``,
+``performance``, ``checks``, ``capstone``, ``registry``, ``check_old_code``, ``old_arguments``). What a lesson
+teaches is written out in the notebook and exported to ``helpers.lessons``; the helpers only do what would
+distract from it, and never import the lessons' exported code.
+
+Importing the package is light: no torch, transformers or datasets until something needs them. The names below
+(``helpers.load_reviews``, ``helpers.models``, ...) are loaded on first use (PEP 562, :func:`__getattr__`), so
+that ``import helpers.registry`` (a TOML reader) costs what a TOML reader costs. A notebook's set-up cell still
+needs one call, :func:`setup_notebook`.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import warnings
+from typing import TYPE_CHECKING, Any
 
 # tqdm warns once that Jupyter widgets are missing; the course turns library progress bars off anyway.
 warnings.filterwarnings("ignore", message="IProgress not found")
 
-from helpers.context import active_profile
-from helpers.data import load_reviews, tokenize_reviews
-from helpers.device import CourseProfile, detect_hardware, hardware_summary, seed_everything, versions
-from helpers.models import load_model_and_tokenizer
-from helpers.trainers import quiet
+if TYPE_CHECKING:
+    from helpers.context import active_profile
+    from helpers.data import load_reviews, tokenize_reviews
+    from helpers.device import CourseProfile, detect_hardware, hardware_summary, seed_everything, versions
+    from helpers.models import load_model_and_tokenizer
+    from helpers.trainers import quiet
+
+# name -> the module that defines it; loaded on first use.
+_LAZY_NAMES = {
+    "active_profile": "helpers.context",
+    "load_reviews": "helpers.data",
+    "tokenize_reviews": "helpers.data",
+    "CourseProfile": "helpers.device",
+    "detect_hardware": "helpers.device",
+    "hardware_summary": "helpers.device",
+    "seed_everything": "helpers.device",
+    "versions": "helpers.device",
+    "load_model_and_tokenizer": "helpers.models",
+    "quiet": "helpers.trainers",
+}
+_SUBMODULES = frozenset(
+    {
+        "capstone",
+        "check_old_code",
+        "checks",
+        "context",
+        "data",
+        "device",
+        "evaluate_metrics",
+        "lessons",
+        "models",
+        "old_arguments",
+        "performance",
+        "plots",
+        "registry",
+        "solutions",
+        "trainers",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Load ``helpers.NAME`` (a submodule, or a name of :data:`_LAZY_NAMES`) the first time it is asked for."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f"helpers.{name}")
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _SUBMODULES | set(_LAZY_NAMES))
+
 
 __all__ = [
     "CourseProfile",
-    "freeze_library_objects",
     "active_profile",
+    "detect_hardware",
+    "freeze_library_objects",
+    "hardware_summary",
     "load_model_and_tokenizer",
     "load_reviews",
     "quiet",
-    "seed_everything",
     "run_dir",
+    "seed_everything",
     "setup_notebook",
     "tokenize_reviews",
+    "versions",
 ]
 
 SEED = 42
@@ -97,7 +158,7 @@ def setup_notebook(
         The :class:`~helpers.device.CourseProfile` the notebook should use.
     """
     from helpers.context import set_active_profile
-    from helpers.device import course_profile
+    from helpers.device import course_profile, detect_hardware, hardware_summary, seed_everything, versions
     from helpers.plots import apply_course_style
 
     if hide_progress_bars:

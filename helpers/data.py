@@ -14,7 +14,6 @@ import bz2
 import csv
 import hashlib
 import importlib.util
-import json
 import os
 import random
 import shutil
@@ -316,11 +315,6 @@ def describe_reviews(reviews: datasets.DatasetDict, tokenizer: Callable[..., Any
             entry["tokens_max"] = ordered[-1]
         summary[name] = entry
     return summary
-
-
-def summary_json(summary: dict[str, Any]) -> str:
-    """The summary as stable, pretty JSON (used by data/README.md generation)."""
-    return json.dumps(summary, indent=2, sort_keys=True)
 
 
 def padding_stats(batches: Any) -> dict[str, float]:

@@ -148,7 +148,8 @@ def record_time(file: str, kind: str, seconds: float, machine: str, path: Path =
     """Write a measured run time into the lesson's table of ``lessons.toml`` (``make execute`` calls it).
 
     The rest of the file, comments included, is left exactly as it is: only the ``<kind>_s`` and
-    ``<kind>_machine`` lines of that lesson change (they are added after its ``file`` line when missing).
+    ``<kind>_machine`` lines of that lesson change (when missing, they are added after the lesson's other fields,
+    before its pitfalls).
 
     Raises:
         RegistryError: unknown kind or lesson.
@@ -162,15 +163,12 @@ def record_time(file: str, kind: str, seconds: float, machine: str, path: Path =
         raise RegistryError(f"no lesson with file {file!r} in {path.name}.")
     index = found[0]
     head, separator, tail = blocks[index].partition("\n[[lesson.pitfall]]")
-    anchor = "file"
     for key, value in ((f"{kind}_s", f"{round(seconds, 1)}"), (f"{kind}_machine", f'"{machine}"')):
         line = f"{key} = {value}"
         if re.search(rf"(?m)^{key} = .*$", head):
             head = re.sub(rf"(?m)^{key} = .*$", lambda _, line=line: line, head)
-        else:
-            head = re.sub(
-                rf"(?m)^({anchor} = .*)$", lambda found, line=line: found.group(1) + "\n" + line, head, count=1
-            )
-        anchor = key
+        else:  # a new measurement goes after the lesson's other fields, before its pitfalls
+            body = head.rstrip("\n")
+            head = body + "\n" + line + head[len(body) :]
     blocks[index] = head + separator + tail
     path.write_text("".join(blocks), encoding="utf-8")

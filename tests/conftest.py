@@ -23,8 +23,7 @@ GUARD_DIR = ROOT / "tools" / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
 
-sys.path.insert(0, str(ROOT / "tools"))
-import suite_order  # noqa: E402
+from tools import suite_order  # noqa: E402
 
 # make test runs in several processes (pytest-xdist): they share the log of the process that started them, so
 # that an attempt in any of them, or in a kernel one of them started, fails the session where it is reported.

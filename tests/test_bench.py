@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import bench  # noqa: E402
-
 from helpers.performance import format_table  # noqa: E402
+from tools import bench  # noqa: E402
 
 FAKE = {
     "settings": {"layers": 2},

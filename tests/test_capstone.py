@@ -351,11 +351,10 @@ def test_q2_passes_honest_routes_other_than_the_references(answer) -> None:
 
 
 SCORE_IN_A_FRESH_PROCESS = """
-import json, sys
-sys.path.insert(0, "tests")
+import json
 import helpers
 helpers.setup_notebook(announce=False)
-import test_capstone as t
+import tests.test_capstone as t
 print("SCORES", json.dumps(t.exercises.run_project(t.make_short_plain)[1], sort_keys=True))
 """
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,14 +15,12 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import cheatsheet  # noqa: E402
 
 from helpers.lessons.lesson_05 import callback_event_names  # noqa: E402
 from helpers.lessons.lesson_06 import CONTROL_FLAGS  # noqa: E402
+from tools import cheatsheet  # noqa: E402
 
-STALE = "docs/cheatsheet.md is stale: run `python tools/cheatsheet.py` and commit docs/cheatsheet*"
+STALE = "docs/cheatsheet.md is stale: run `python -m tools.cheatsheet` and commit docs/cheatsheet*"
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import colab_setup  # noqa: E402
-from notebook_format import course_config, setup_cell_source  # noqa: E402
-
 from helpers.device import versions  # noqa: E402
+from tools import colab_setup  # noqa: E402
+from tools.notebook_format import course_config, setup_cell_source  # noqa: E402
 
 
 def colab_branch() -> str:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import gpu_run  # noqa: E402
+from tools import gpu_run  # noqa: E402
 
 
 def test_without_a_gpu_it_says_what_to_do(capsys, monkeypatch) -> None:

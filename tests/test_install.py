@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import install  # noqa: E402
+from tools import install  # noqa: E402
 
 
 def test_pip_settings_become_uv_options(tmp_path: Path) -> None:

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 
-import ladder  # noqa: E402
+from tools import ladder  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +46,7 @@ def test_every_release_ran_in_its_own_environment(results) -> None:
 
 
 def test_the_page_is_generated_from_the_results(results) -> None:
-    assert ladder.PAGE.read_text(encoding="utf-8") == ladder.render(results), "run `python tools/ladder.py page`"
+    assert ladder.PAGE.read_text(encoding="utf-8") == ladder.render(results), "run `python -m tools.ladder page`"
 
 
 def test_problems_finds_a_stale_release_and_a_probe_without_results(results) -> None:
@@ -83,7 +82,7 @@ def test_select_and_unknown_releases() -> None:
 
 def test_probes_import_no_transformers_until_they_run() -> None:
     code = (
-        "import sys; sys.path.insert(0, 'tools'); import ladder; table = ladder.probe_table(); "
+        "import sys; from tools import ladder; table = ladder.probe_table(); "
         "assert 'transformers' not in sys.modules and 'torch' not in sys.modules; print(len(table))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

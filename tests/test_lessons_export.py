@@ -17,8 +17,7 @@ import pytest
 from helpers.registry import lessons
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import export_lessons  # noqa: E402
+from tools import export_lessons  # noqa: E402
 
 LESSON_IMPORT = re.compile(r"^\s*(?:from|import)\s+helpers\.lessons\.lesson_(\d\d)\b", re.MULTILINE)
 

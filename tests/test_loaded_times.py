@@ -4,7 +4,6 @@ guide's planning table written from the registry (quiet and busy CPU times, GPU 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,10 +12,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import loaded_times  # noqa: E402
-
 from helpers.registry import Lesson, lessons  # noqa: E402
+from tools import loaded_times  # noqa: E402
 
 
 def _lesson(number: str, times: dict[str, Any]) -> Lesson:
@@ -24,7 +21,7 @@ def _lesson(number: str, times: dict[str, Any]) -> Lesson:
 
 
 def test_the_planning_table_in_the_guide_is_current() -> None:
-    assert loaded_times.main(["--check"]) == 0, "run `python tools/loaded_times.py --guide`"
+    assert loaded_times.main(["--check"]) == 0, "run `python -m tools.loaded_times --guide`"
 
 
 def test_the_table_shows_what_was_measured_and_nothing_else() -> None:

@@ -15,9 +15,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import participant_copies  # noqa: E402
-from notebook_format import SETUP_MARKER, course_config  # noqa: E402
+from tools import participant_copies  # noqa: E402
+from tools.notebook_format import SETUP_MARKER, course_config  # noqa: E402
 
 PARTICIPANTS = "learners-org/trainer-course-2027"  # a repository name no file of the course contains
 COURSE_REPOSITORY = course_config()["repository"]
@@ -77,7 +76,7 @@ def test_make_passes_the_repository_on() -> None:
         text=True,
         check=True,
     ).stdout
-    assert f"tools/participant_copies.py --repo {PARTICIPANTS}" in shown, shown
+    assert f"-m tools.participant_copies --repo {PARTICIPANTS}" in shown, shown
 
 
 def test_the_copy_has_a_readme_for_learners(copy_dir: Path) -> None:

@@ -133,11 +133,7 @@ def test_save_figures_writes_only_when_the_gpu_run_asks(tmp_path, monkeypatch) -
 
 def test_the_gpu_run_reads_the_saved_figures_against_its_checks(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """What lessons 09 and 10 save is what tools/gpu_run.py looks for; a missing figure on enough GPUs fails."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-    import gpu_run
+    from tools import gpu_run
 
     assert {check.lesson for check in gpu_run.GPU_CHECKS} == {"09", "10"}
     assert all(check.min_gpus >= 1 and check.shows for check in gpu_run.GPU_CHECKS)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,7 +45,39 @@ def test_record_time_changes_only_that_lessons_lines(tmp_path: Path) -> None:
     assert untouched == [entry for entry in lessons() if entry.number != target.number]
     before_lines = registry.REGISTRY.read_text(encoding="utf-8").splitlines()
     changed = [line for line in copy.read_text(encoding="utf-8").splitlines() if line not in before_lines]
-    assert all(re.match(r"(cpu|gpu)_(s|machine) = ", line) for line in changed), changed
+    assert all(re.match(r"(cpu|cpu_loaded|gpu)_(s|machine) = ", line) for line in changed), changed
+
+
+def test_a_new_measurement_lands_after_the_lessons_fields_not_between_file_and_title(tmp_path: Path) -> None:
+    copy = tmp_path / "lessons.toml"
+    text = registry.REGISTRY.read_text(encoding="utf-8")
+    copy.write_text(re.sub(r"(?m)^gpu_(s|machine) = .*\n", "", text), encoding="utf-8")
+    target = lessons(copy)[2]
+    record_time(target.file, "gpu", 4.56, "NVIDIA H200", copy)
+    block = copy.read_text(encoding="utf-8").split(f'file = "{target.file}"\n', 1)[1].split("[[lesson", 1)[0]
+    keys = re.findall(r"(?m)^([a-z_]+) = ", block)
+    assert keys[0] == "title" and keys[-2:] == ["gpu_s", "gpu_machine"], keys
+
+
+def test_the_registry_and_the_package_import_without_the_libraries() -> None:
+    """``import helpers.registry`` is a TOML reader: no torch, transformers or datasets, few modules."""
+    code = (
+        "import sys; before = len(sys.modules); import helpers.registry, helpers; "
+        "heavy = [name for name in ('torch', 'transformers', 'datasets') if name in sys.modules]; "
+        "print(len(sys.modules) - before, heavy)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    added, heavy = run.stdout.split(" ", 1)
+    assert heavy.strip() == "[]", f"importing helpers loaded {heavy.strip()}"
+    assert int(added) <= 150, f"import helpers.registry loaded {added} modules (at most 150)"
+
+
+def test_the_packages_names_load_on_first_use() -> None:
+    import helpers
+
+    assert helpers.load_reviews is helpers.data.load_reviews and helpers.models.__name__ == "helpers.models"
+    with pytest.raises(AttributeError, match="no attribute 'not_a_helper'"):
+        helpers.not_a_helper  # noqa: B018
 
 
 @pytest.mark.parametrize(

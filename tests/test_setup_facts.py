@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import tomllib
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,15 +12,14 @@ from types import SimpleNamespace
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import setup_facts  # noqa: E402
+from tools import setup_facts  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_block_is_what_the_measured_file_gives() -> None:
     block = README.split(setup_facts.START, 1)[1].split(setup_facts.END, 1)[0].strip()
-    assert block == setup_facts.setup_block(), "stale: run `python tools/setup_facts.py`"
+    assert block == setup_facts.setup_block(), "stale: run `python -m tools.setup_facts`"
     facts = setup_facts.load_facts()
     if "install" in facts:
         assert f"{facts['install']['venv_bytes'] / 1e9:.1f} GB" in block
@@ -144,7 +142,7 @@ def test_the_block_gives_the_fresh_clone_total_and_where_it_goes() -> None:
 
 
 def test_make_test_hands_out_the_longest_files_first(tmp_path: Path) -> None:
-    import suite_order
+    from tools import suite_order
 
     facts = tmp_path / "facts.json"
     parts = {"files": {"test_b.py": 50.0}, "notebooks": {"10_a.ipynb": 90.0}}

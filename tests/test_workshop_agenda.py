@@ -4,7 +4,6 @@ step with them."""
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ import pytest
 from helpers.registry import lessons
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import workshop_agenda  # noqa: E402
+from tools import workshop_agenda  # noqa: E402
 
 
 def test_blocks_add_up_and_use_the_measured_cpu_time() -> None:
@@ -53,4 +51,4 @@ def test_guide_without_markers_is_refused() -> None:
 def test_the_guide_holds_the_agenda_of_the_current_run_times() -> None:
     current = workshop_agenda.GUIDE.read_text(encoding="utf-8")
     expected = workshop_agenda.with_agenda(current, workshop_agenda.agenda_markdown(lessons()))
-    assert current == expected, "docs/workshop.md is stale: run `python tools/workshop_agenda.py` after `make execute`"
+    assert current == expected, "docs/workshop.md is stale: run `python -m tools.workshop_agenda` after `make execute`"

@@ -22,7 +22,7 @@ checks it strictly and exits with status 1 when this run missed it (rerun on a q
 It prints a table and writes the figures as JSON under ``bench/results/`` (gitignored). It is not a test: the
 figures depend on the machine and on what else runs on it. Variants are interleaved and medians compared.
 
-Usage: python tools/bench.py [--layers N] [--examples N] [--steps N] [--repeats N] [--out FOLDER] [--suite]
+Usage: python -m tools.bench [--layers N] [--examples N] [--steps N] [--repeats N] [--out FOLDER] [--suite]
 """
 
 from __future__ import annotations
@@ -214,9 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", action="store_true", help="measure make venv + make test from a fresh clone first")
     options = parser.parse_args(argv)
     from helpers.performance import format_table
-
-    sys.path.insert(0, str(ROOT / "tools"))
-    import setup_facts
+    from tools import setup_facts
 
     if options.suite:
         setup_facts.measure_suite()

@@ -1,7 +1,7 @@
 """Measure the capstone's answers over several seeds, with the check's own code, to choose and justify
 ``helpers.capstone.GOAL_F1``.
 
-Usage: python tools/capstone_goal.py [--seeds 0-9] [--answers reference,starter,...] [--json FILE] [--from-json FILE]
+Usage: python -m tools.capstone_goal [--seeds 0-9] [--answers reference,starter,...] [--json FILE] [--from-json FILE]
 
 For every answer and every seed ``s`` (``--seeds``, 0 to 9 by default) it runs the check's own run,
 ``helpers.checks.lesson_12.run_project(answer, s)``: seeded with ``s``, the Trainer's ``args.seed`` set to ``s``,
@@ -24,8 +24,6 @@ import statistics
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def reference():

@@ -2,7 +2,7 @@
 figure docs/cheatsheet_loop_map.png, and docs/cheatsheet.pdf (one printable A4 page).
 
 For maintainers (the page itself speaks to learners): never edit docs/cheatsheet* by hand. Run
-``python tools/cheatsheet.py`` after re-executing the lessons it reads; ``tests/test_cheatsheet.py`` fails while
+``python -m tools.cheatsheet`` after re-executing the lessons it reads; ``tests/test_cheatsheet.py`` fails while
 the committed page differs from what this tool writes. Nothing on it is typed by hand except the pitfalls'
 one-line summaries and the sections that reproduce them (:func:`pitfall_rows`, from ``lessons.toml``):
 
@@ -17,7 +17,7 @@ one-line summaries and the sections that reproduce them (:func:`pitfall_rows`, f
   block (a subclass whose every override calls ``super()``), with module paths that exist as written
   (``torch.nn.Module``, never a made-up ``torch.Module``). The tests execute every Python block of the page.
 
-``python tools/cheatsheet.py`` writes the three files; ``python tools/cheatsheet.py --check`` only says whether
+``python -m tools.cheatsheet`` writes the three files; ``python -m tools.cheatsheet --check`` only says whether
 the committed page is current (exit status 1 and a diff when it is stale).
 """
 
@@ -30,14 +30,12 @@ import importlib
 import inspect
 import json
 import re
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from helpers.registry import Lesson, lessons  # noqa: E402
 
 DOCS = ROOT / "docs"
@@ -523,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         diff = difflib.unified_diff(committed.splitlines(), markdown.splitlines(), "committed", "now", lineterm="")
         print("\n".join(diff))
-        print(f"{PAGE.relative_to(ROOT)} is stale: run `python tools/cheatsheet.py` and commit docs/cheatsheet*.")
+        print(f"{PAGE.relative_to(ROOT)} is stale: run `python -m tools.cheatsheet` and commit docs/cheatsheet*.")
         return 1
     PAGE.write_text(markdown, encoding="utf-8")
     draw_loop_map(sheet)

@@ -1,6 +1,6 @@
 """Run notebooks top to bottom in a fresh kernel, save their outputs, and record the measured run time.
 
-Usage: python tools/execute_notebooks.py notebooks/NN_topic.ipynb [...]   (``make execute``)
+Usage: python -m tools.execute_notebooks notebooks/NN_topic.ipynb [...]   (``make execute``)
 
 For each notebook: refresh the shared parts from the registry (title, badge, set-up cell, "What you will
 learn"), clear old outputs, execute in a new kernel from ``notebooks/``, and write the notebook back with its
@@ -20,10 +20,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebook_format import ROOT, apply_shared_parts, colab_badge, course_config  # noqa: E402
-
 from helpers.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
+from tools.notebook_format import ROOT, apply_shared_parts, colab_badge, course_config  # noqa: E402
 
 README = ROOT / "README.md"
 SYLLABUS_START, SYLLABUS_END = "<!-- syllabus:start -->", "<!-- syllabus:end -->"
@@ -107,9 +105,11 @@ def main(paths: list[str]) -> int:
         seconds = execute(path)
         print(f"  {path.name}: {seconds:.1f} s", flush=True)
     update_readme()
-    import export_lessons
-    import loaded_times
-    import workshop_agenda  # the teacher's agendas and planning table are built from the same run times
+    from tools import (
+        export_lessons,
+        loaded_times,
+        workshop_agenda,  # the teacher's agendas and planning table are built from the same run times
+    )
 
     workshop_agenda.main([])
     loaded_times.main(["--guide"])

@@ -7,8 +7,8 @@ at the top, then formats the module with ruff. Later lessons and the exercise ch
 ``from helpers.lessons.lesson_05 import EventRecorder``.
 
 Usage:
-    python tools/export_lessons.py            write every lesson's module (and remove stale ones)
-    python tools/export_lessons.py --check    exit 1 when a module differs from its notebook's cells
+    python -m tools.export_lessons            write every lesson's module (and remove stale ones)
+    python -m tools.export_lessons --check    exit 1 when a module differs from its notebook's cells
 
 ``tests/test_lessons_export.py`` runs the check, so the package and the lessons never drift apart.
 An exported cell must stand alone: it imports what it uses (from the libraries, from ``helpers``, or from the
@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from helpers.registry import Lesson, lessons  # noqa: E402
 

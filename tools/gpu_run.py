@@ -2,9 +2,9 @@
 
 Usage (on a machine with an NVIDIA GPU, from the repository root, no network needed):
 
-    python tools/gpu_run.py                       # every notebook, COURSE_PROFILE=cuda
-    python tools/gpu_run.py --rehearse            # the same plumbing on a CPU, profile cpu, two notebooks
-    python tools/gpu_run.py --record results.json # write the GPU times of a results file into the course
+    python -m tools.gpu_run                       # every notebook, COURSE_PROFILE=cuda
+    python -m tools.gpu_run --rehearse            # the same plumbing on a CPU, profile cpu, two notebooks
+    python -m tools.gpu_run --record results.json # write the GPU times of a results file into the course
 
 Each notebook runs top to bottom in a fresh kernel on a temporary copy (the committed notebooks keep the
 outputs of the CPU run). The results file (``bench/gpu/gpu_results.json`` unless ``--out``) holds the GPU's name,
@@ -33,10 +33,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebook_format import ROOT, syllabus_names  # noqa: E402
-
 from helpers.registry import lessons, record_time  # noqa: E402
+from tools.notebook_format import ROOT, syllabus_names  # noqa: E402
 
 DEFAULT_OUT = ROOT / "bench" / "gpu" / "gpu_results.json"
 # The rehearsal runs the lessons the simulated Colab runs (lessons.toml, colab_smoke).
@@ -168,8 +166,7 @@ def measure(names: list[str], profile: str, timeout_s: int) -> dict[str, object]
 
 def record(results: dict[str, object]) -> None:
     """Write the GPU times of a results file into lessons.toml, the notebooks, the README and the agendas."""
-    import execute_notebooks
-    import workshop_agenda
+    from tools import execute_notebooks, workshop_agenda
 
     if not results.get("gpu"):
         raise SystemExit("this results file has no GPU name: it was not measured on a GPU, so nothing is recorded.")

@@ -1,6 +1,6 @@
 """Install the course's pinned packages into a virtual environment: uv's pip interface when it can be had, else pip.
 
-Usage: python tools/install.py VENV_PYTHON        (``make venv`` runs it with ``.venv/bin/python``)
+Usage: python -m tools.install VENV_PYTHON        (``make venv`` runs it with ``.venv/bin/python``)
 
 Both installers read the same files, in the same three steps: ``requirements.txt`` with ``constraints.txt``, then
 ``requirements-nodeps.txt`` with ``--no-deps``, then the course's ``helpers`` package (editable, ``--no-deps``).

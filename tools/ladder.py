@@ -16,7 +16,7 @@ versions. Probes build tiny models from configs and a tokenizer in memory, so no
 
 The environments go under ``.venv-ladder/`` (or the folder in the ``LADDER_VENVS`` environment variable).
 
-Usage (``python tools/ladder.py COMMAND``, with the course's Python 3.11; the standard library is enough)::
+Usage (``python -m tools.ladder COMMAND``, with the course's Python 3.11; the standard library is enough)::
 
     run [--releases all|ends|V,V...] [--check]   install what is missing, probe, write results and page
                                                  (--check: compare with the committed results, write nothing)
@@ -248,7 +248,7 @@ def probe(item: Release, selected: list[str] | None = None) -> dict:
     """Run every probe in the release's environment; return its report (verdicts, versions, inventory)."""
     if not installed(item):
         raise LadderError(
-            f"transformers {item.version} is not installed: run `python tools/ladder.py install {item.version}`."
+            f"transformers {item.version} is not installed: run `python -m tools.ladder install {item.version}`."
         )
     python = str(venv_of(item) / "bin" / "python")
     LADDER_DIR.joinpath("logs").mkdir(parents=True, exist_ok=True)

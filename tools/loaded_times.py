@@ -1,12 +1,12 @@
 """How long each lesson takes on a busy laptop: run it with one CPU core kept busy, and record the time.
 
 Usage:
-    python tools/loaded_times.py [notebooks/NN_topic.ipynb ...]   run these lessons (default: every lesson of
+    python -m tools.loaded_times [notebooks/NN_topic.ipynb ...]   run these lessons (default: every lesson of
                                                                    lessons.toml) top to bottom in a fresh kernel
                                                                    while a spinning process keeps one core busy;
                                                                    record `cpu_loaded_s` in lessons.toml
-    python tools/loaded_times.py --guide    rewrite the planning table in docs/workshop.md from lessons.toml
-    python tools/loaded_times.py --check    exit 1 if that table is not what lessons.toml gives
+    python -m tools.loaded_times --guide    rewrite the planning table in docs/workshop.md from lessons.toml
+    python -m tools.loaded_times --check    exit 1 if that table is not what lessons.toml gives
 
 `make execute` measures each lesson on a quiet machine (``cpu_s``); a learner's laptop is rarely quiet (a browser,
 a video call, an indexer). This tool measures the same notebooks with one core spinning, which on the course's
@@ -32,7 +32,6 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from helpers.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"
@@ -113,7 +112,7 @@ def planning_table(all_lessons: list[Lesson]) -> str:
     machines = sorted({str(entry.machine("cpu_loaded")) for entry in all_lessons if entry.machine("cpu_loaded")})
     measured = [entry for entry in all_lessons if entry.seconds("cpu") and entry.seconds("cpu_loaded")]
     slowest = max(measured, key=lambda entry: entry.seconds("cpu_loaded") or 0.0, default=None)
-    summary = "No lesson has been measured with a busy core yet (`python tools/loaded_times.py`)."
+    summary = "No lesson has been measured with a busy core yet (`python -m tools.loaded_times`)."
     if slowest is not None:
         summary = (
             f"Measured by `tools/loaded_times.py` on a {', '.join(machines)}: the {len(measured)} lessons measured "
@@ -146,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     current = GUIDE.read_text(encoding="utf-8")
     if options.check:
         if with_table(current, planning_table(lessons())) != current:
-            print("docs/workshop.md: the planning table is stale; run `python tools/loaded_times.py --guide`.")
+            print("docs/workshop.md: the planning table is stale; run `python -m tools.loaded_times --guide`.")
             return 1
         print("docs/workshop.md: the planning table matches lessons.toml.")
         return 0

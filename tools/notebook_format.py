@@ -5,8 +5,8 @@ set-up cell (identical everywhere), the "What you will learn" cell with the meas
 link line all come from here; ``make execute`` and ``make set-repo`` rewrite them, so they are never typed.
 
 Authoring: write a lesson as a percent-format Python file (``# %% [markdown]`` and ``# %%`` cells), without
-the shared parts, then ``python tools/notebook_format.py build src.py notebooks/NN_topic.ipynb``.
-``python tools/notebook_format.py source notebooks/NN_topic.ipynb > src.py`` goes back the other way.
+the shared parts, then ``python -m tools.notebook_format build src.py notebooks/NN_topic.ipynb``.
+``python -m tools.notebook_format source notebooks/NN_topic.ipynb > src.py`` goes back the other way.
 The .ipynb files are the source of truth; percent files are a convenience for editing.
 """
 
@@ -21,7 +21,6 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 from helpers.registry import Lesson, lesson, lessons, neighbours  # noqa: E402
 
 WRAP = 108  # markdown prose is wrapped here; code lines stop at 88 (notebooks/ruff.toml)
@@ -108,11 +107,6 @@ def setup_cell_source(config: dict[str, str] | None = None) -> str:
 def syllabus_names() -> list[str]:
     """The lesson notebooks in syllabus order, from the registry (lessons.toml)."""
     return [lesson.file for lesson in lessons()]
-
-
-def notebook_title(name: str) -> str:
-    """``NN · Title`` of a lesson, from the registry."""
-    return lesson(name).label
 
 
 def nav_line(name: str, names: list[str] | None = None) -> str:

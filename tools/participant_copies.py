@@ -1,7 +1,7 @@
 """Make the learners' copy of the course: every notebook with its outputs cleared, no solutions, and every
 address pointing at the participants' repository.
 
-Usage: python tools/participant_copies.py --repo OWNER/NAME [--out DIR]
+Usage: python -m tools.participant_copies --repo OWNER/NAME [--out DIR]
        (``make participant-copies REPO=owner/name``)
 
 ``--repo`` is the GitHub repository the teacher pushes the copy to, for the learners. The copy goes to
@@ -33,11 +33,9 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from set_repo import RepositoryError, check_repository, point_at  # noqa: E402
-from setup_facts import setup_block  # noqa: E402
-
 from helpers.registry import lessons  # noqa: E402
+from tools.set_repo import RepositoryError, check_repository, point_at  # noqa: E402
+from tools.setup_facts import setup_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER_README = ROOT / "tools" / "participant_readme.md"

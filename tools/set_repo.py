@@ -15,8 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from notebook_format import ROOT, SETUP_MARKER, course_config, setup_cell_source  # noqa: E402
+from tools.notebook_format import ROOT, SETUP_MARKER, course_config, setup_cell_source  # noqa: E402
 
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 COLAB_URL_RE = re.compile(r"(https://colab\.research\.google\.com/github/)[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/blob/)")
@@ -92,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     text = readme.read_text(encoding="utf-8").replace(f"github.com/{old}.git", f"github.com/{arguments[0]}.git")
     text = text.replace(f"\ncd {old.split('/')[1]}\n", f"\ncd {arguments[0].split('/')[1]}\n")
     readme.write_text(text, encoding="utf-8")
-    from execute_notebooks import update_readme
+    from tools.execute_notebooks import update_readme
 
     update_readme()
     for path in written:

@@ -1,17 +1,17 @@
 """What a newcomer's first install costs, measured, never typed: the README's set-up facts.
 
 Usage:
-    python tools/setup_facts.py                   rewrite the README block from docs/setup_facts.json
-    python tools/setup_facts.py --check           exit 1 if the README block is not what the file gives
-    python tools/setup_facts.py measure-install   clone the course into a temporary folder, time `make venv` there,
+    python -m tools.setup_facts                   rewrite the README block from docs/setup_facts.json
+    python -m tools.setup_facts --check           exit 1 if the README block is not what the file gives
+    python -m tools.setup_facts measure-install   clone the course into a temporary folder, time `make venv` there,
                                                   measure the size of its .venv (du) and how long `jupyter lab`
                                                   takes to answer; record them, rewrite the block
-    python tools/setup_facts.py measure-test      time `make test` in this checkout; record it, rewrite the block
-    python tools/setup_facts.py measure-suite     clone the course into a temporary folder and time what a newcomer
+    python -m tools.setup_facts measure-test      time `make test` in this checkout; record it, rewrite the block
+    python -m tools.setup_facts measure-suite     clone the course into a temporary folder and time what a newcomer
                                                   runs there: `make venv`, then `make test` with a breakdown (lint,
                                                   each test file, each notebook) from pytest's JUnit report;
                                                   record it, rewrite the block (`make bench SUITE=1` runs it)
-    python tools/setup_facts.py record-test --seconds S
+    python -m tools.setup_facts record-test --seconds S
                                                   record a `make test` that took S seconds on this machine (timed
                                                   by the caller, e.g. `/usr/bin/time -f %e make test`), rewrite
                                                   the block
@@ -40,7 +40,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-import suite_order
+from tools import suite_order
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = suite_order.FACTS  # one place for the file's path
@@ -79,7 +79,7 @@ def setup_block(facts: dict[str, Any] | None = None) -> str:
             f"{install['download_bytes'] / 1e9:.1f} GB of wheels."
         )
     else:
-        lines.append("- **First install**: not measured yet (`python tools/setup_facts.py measure-install`).")
+        lines.append("- **First install**: not measured yet (`python -m tools.setup_facts measure-install`).")
     if lab:
         lines.append(
             f"- **`make lab`** once `.venv` exists: JupyterLab answered after {_minutes(lab['seconds'])} on the same "
@@ -94,7 +94,7 @@ def setup_block(facts: dict[str, Any] | None = None) -> str:
             "tests, then every notebook top to bottom."
         )
     else:
-        lines.append("- **`make test`**: not measured yet (`python tools/setup_facts.py measure-suite`).")
+        lines.append("- **`make test`**: not measured yet (`python -m tools.setup_facts measure-suite`).")
     wrapped = [
         line if line.startswith("|") else textwrap.fill(line, WRAP, subsequent_indent="  ", break_on_hyphens=False)
         for line in lines
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         if options.check:
             text = README.read_text(encoding="utf-8")
             if with_block(text, setup_block()) != text:
-                print("README.md: the set-up facts are stale; run `python tools/setup_facts.py`.", file=sys.stderr)
+                print("README.md: the set-up facts are stale; run `python -m tools.setup_facts`.", file=sys.stderr)
                 return 1
             print("README.md: the set-up facts match docs/setup_facts.json.")
             return 0

@@ -66,8 +66,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, "tools")
-from notebook_format import SETUP_MARKER, apply_shared_parts, setup_cell_source
+from tools.notebook_format import SETUP_MARKER, apply_shared_parts, setup_cell_source
 
 src = Path(sys.argv[1])
 for name in sys.argv[2:]:
@@ -134,7 +133,7 @@ grep -E "$KEPT_RE" "$LOGS/freeze-after.txt" | diff "$WORK/kept-before.txt" - \
   || { echo "FAILED: the set-up cell changed torch or a package Colab's versions of which the course keeps"; exit 1; }
 sha256sum --quiet -c "$WORK/torch-record.sha256" || { echo "FAILED: torch's files changed"; exit 1; }
 echo "   kept as Colab ships them: $(tr '\n' ' ' < "$WORK/kept-before.txt")"
-"$SIM_PY" - "$WORK/content/course" <<'PYEOF'
+PYTHONPATH="$WORK/content/course" "$SIM_PY" - "$WORK/content/course" <<'PYEOF'
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -142,8 +141,7 @@ from pathlib import Path
 import google.colab  # noqa: F401  (helpers.versions() looks for it, as on Colab)
 
 course = Path(sys.argv[1])
-sys.path.insert(0, str(course))
-import helpers
+import helpers  # the course folder is the working directory (PYTHONPATH)
 
 found = helpers.versions()
 missing = [name for name, version in found.items() if version == "missing"]

@@ -1,7 +1,7 @@
 """Write the workshop agendas in docs/workshop.md from the lesson registry (``lessons.toml``).
 
-Usage: python tools/workshop_agenda.py          rewrite the agenda tables between the markers in docs/workshop.md
-       python tools/workshop_agenda.py --check  exit 1 if the tables there are not what lessons.toml gives
+Usage: python -m tools.workshop_agenda          rewrite the agenda tables between the markers in docs/workshop.md
+       python -m tools.workshop_agenda --check  exit 1 if the tables there are not what lessons.toml gives
 
 The planned minutes (explaining, exercises) and the half-day selection are teaching choices, written in each
 lesson's row of ``lessons.toml``; every run time there is written by ``make execute``, so no measured figure is
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 from helpers.registry import Lesson, lessons  # noqa: E402
 
@@ -143,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     updated = with_agenda(current, agenda_markdown(lessons()))
     if options.check:
         if updated != current:
-            print("docs/workshop.md: the agenda is stale; run `python tools/workshop_agenda.py`.", file=sys.stderr)
+            print("docs/workshop.md: the agenda is stale; run `python -m tools.workshop_agenda`.", file=sys.stderr)
             return 1
         print("docs/workshop.md: the agenda matches lessons.toml.")
         return 0

@@ -16,9 +16,8 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from colab_setup import RESTART_NOTICE  # noqa: E402
-from notebook_format import SETUP_MARKER  # noqa: E402
+from tools.colab_setup import RESTART_NOTICE  # noqa: E402
+from tools.notebook_format import SETUP_MARKER  # noqa: E402
 
 
 def setup_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
