@@ -125,3 +125,18 @@ def test_exported_imports_are_gathered_at_the_top() -> None:
     imports, rest = export_lessons._split_imports("import torch\n\nx = 1\nfrom os import path\n", "x")
     assert imports == ["import torch", "from os import path"] and rest == "x = 1"
     importlib.import_module("helpers.lessons")
+
+
+def test_make_execute_exports_before_it_runs_a_notebook(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lesson's checks import its module when called: the module must hold the cells that are about to run."""
+    from tools import execute_notebooks, loaded_times, workshop_agenda
+
+    order: list[str] = []
+    monkeypatch.setattr(export_lessons, "main", lambda argv: order.append("export") or 0)
+    monkeypatch.setattr(execute_notebooks, "execute", lambda path: order.append(f"run {path.name}") or 1.0)
+    monkeypatch.setattr(execute_notebooks, "update_readme", lambda: order.append("readme"))
+    monkeypatch.setattr(workshop_agenda, "main", lambda argv: 0)
+    monkeypatch.setattr(loaded_times, "main", lambda argv: 0)
+    first = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))[1]
+    assert execute_notebooks.main([str(first)]) == 0
+    assert order == ["export", f"run {first.name}", "readme"]

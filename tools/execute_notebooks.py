@@ -6,8 +6,11 @@ For each notebook: refresh the shared parts from the registry (title, badge, set
 learn"), clear old outputs, execute in a new kernel from ``notebooks/``, and write the notebook back with its
 outputs. The wall time goes into ``lessons.toml`` (``cpu_s`` or ``gpu_s``, by the profile the set-up cell
 picks), then into the notebook's ``**Run time:**`` line, the syllabus table of README.md and the agendas in
-docs/workshop.md. Afterwards ``make export`` saves the lessons' ``#| export`` cells into ``helpers/lessons``.
-Nothing here edits an output by hand.
+docs/workshop.md.
+
+The lessons' ``#| export`` cells are saved into ``helpers/lessons`` (``make export``) **before** the first
+notebook runs, so that a lesson's checks, which import the lesson's module at check time, run against the cells
+being executed, and a new lesson's module exists before its first run. Nothing here edits an output by hand.
 """
 
 from __future__ import annotations
@@ -98,22 +101,21 @@ def main(paths: list[str]) -> int:
     if not paths:
         print(__doc__)
         return 2
-    for name in paths:
-        path = Path(name).resolve()
+    from tools import export_lessons, loaded_times, workshop_agenda
+
+    chosen = [Path(name).resolve() for name in paths]
+    for path in chosen:
         lesson(path.name)  # a clear error for a notebook that is not in lessons.toml
+    exported = export_lessons.main([])  # the checks import what the cells define: export before running them
+    if exported:
+        return exported
+    for path in chosen:
         print(f"executing {path.name} ...", flush=True)
         seconds = execute(path)
         print(f"  {path.name}: {seconds:.1f} s", flush=True)
     update_readme()
-    from tools import (
-        export_lessons,
-        loaded_times,
-        workshop_agenda,  # the teacher's agendas and planning table are built from the same run times
-    )
-
-    workshop_agenda.main([])
-    loaded_times.main(["--guide"])
-    return export_lessons.main([])
+    workshop_agenda.main([])  # the teacher's agendas and planning table are built from the same run times
+    return loaded_times.main(["--guide"])
 
 
 if __name__ == "__main__":
