@@ -120,12 +120,12 @@ PYEOF
 export JUPYTER_PATH="$WORK/jupyter"
 
 echo "== 4/5 the set-up cell's first run, in a fresh kernel"
-"$HOST_PY" "$SIM_DIR/setup_runs.py" first "$WORK/content/${NOTEBOOKS[0]}" "$KERNEL" | tee "$LOGS/first-run.txt"
+"$HOST_PY" -m tools.colab_sim.setup_runs first "$WORK/content/${NOTEBOOKS[0]}" "$KERNEL" | tee "$LOGS/first-run.txt"
 
 echo "== 5/5 notebooks ${NOTEBOOKS[*]} top to bottom with nbmake, in the simulated kernel"
 (cd "$WORK/content" && "$HOST_PY" -m pytest -q -p no:cacheprovider --durations=0 --nbmake \
   --nbmake-kernel="$KERNEL" --nbmake-timeout=600 --overwrite "${NOTEBOOKS[@]}") | tee "$LOGS/nbmake.txt"
-"$HOST_PY" "$SIM_DIR/setup_runs.py" report "$WORK/content" "${NOTEBOOKS[@]}" | tee "$LOGS/second-run.txt"
+"$HOST_PY" -m tools.colab_sim.setup_runs report "$WORK/content" "${NOTEBOOKS[@]}" | tee "$LOGS/second-run.txt"
 
 echo "== checks"
 "$SIM_PY" -m pip freeze > "$LOGS/freeze-after.txt"

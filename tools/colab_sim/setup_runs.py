@@ -1,9 +1,10 @@
 """`make test-colab`: run the set-up cell alone in the simulated Colab kernel, and read its output back.
 
-``setup_runs.py first NOTEBOOK KERNEL`` runs the notebook's set-up cell (exactly as the notebook holds it) in a
-fresh kernel, as a learner's first click on Colab does, and prints what the cell printed. The cell may restart
-the runtime (the kernel dies after its message): that passes only if the message says so.
-``setup_runs.py report FOLDER NOTEBOOK...`` prints what the set-up cell printed in notebooks nbmake executed.
+``python -m tools.colab_sim.setup_runs first NOTEBOOK KERNEL`` runs the notebook's set-up cell (exactly as the
+notebook holds it) in a fresh kernel, as a learner's first click on Colab does, and prints what the cell printed.
+The cell may restart the runtime (the kernel dies after its message): that passes only if the message says so.
+``python -m tools.colab_sim.setup_runs report FOLDER NOTEBOOK...`` prints what the set-up cell printed in
+notebooks nbmake executed.
 """
 
 from __future__ import annotations
@@ -80,4 +81,4 @@ if __name__ == "__main__":
         sys.exit(first(Path(sys.argv[2]), sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] == "report":
         sys.exit(report(Path(sys.argv[2]), sys.argv[3:]))
-    sys.exit("usage: setup_runs.py first NOTEBOOK KERNEL | report FOLDER NOTEBOOK...")
+    sys.exit("usage: python -m tools.colab_sim.setup_runs first NOTEBOOK KERNEL | report FOLDER NOTEBOOK...")
