@@ -189,16 +189,15 @@ def held_out_f1(model: Any) -> float:
 
 
 def held_out_scores(model: Any) -> dict[str, float]:
-    """The F1 of class 1 of ``model`` on the held-out split (``f1``, the score; scikit-learn's, as lesson 04's
-    metrics compute it), and ``predicted_positive``: how many of its reviews the model calls positive (the split
-    holds ``SIZES['held_out'] // 10`` positive ones)."""
+    """Accuracy, and precision, recall and F1 of class 1, of ``model`` on the held-out split (``f1`` is the score;
+    scikit-learn's, as lesson 04's metrics compute them), and ``predicted_positive``: how many of its reviews the
+    model calls positive (the split holds ``SIZES['held_out'] // 10`` positive ones)."""
     return _scores(model, _tokenized_splits()["held_out"])
 
 
 def _scores(model: Any, dataset: Any) -> dict[str, float]:
     import tempfile
 
-    from sklearn.metrics import f1_score
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
     import helpers
@@ -214,9 +213,21 @@ def _scores(model: Any, dataset: Any) -> dict[str, float]:
         )
         collator = DataCollatorWithPadding(helpers.models.load_tokenizer())
         prediction = Trainer(model=model, args=args, data_collator=collator).predict(dataset)
-    predicted = prediction.predictions.argmax(-1)
-    f1 = f1_score(prediction.label_ids, predicted, pos_label=1, zero_division=0.0)
-    return {"f1": float(f1), "predicted_positive": int((predicted == 1).sum())}
+    return held_out_metrics(prediction.label_ids, prediction.predictions.argmax(-1))
+
+
+def held_out_metrics(labels: Any, predicted: Any) -> dict[str, float]:
+    """Accuracy, precision, recall and F1 of class 1 (scikit-learn, no division warnings), and how many of the
+    predictions are positive: what :func:`held_out_scores` reports, from labels and predicted classes."""
+    from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+
+    scores = {
+        "accuracy": accuracy_score(labels, predicted),
+        "precision": precision_score(labels, predicted, pos_label=1, zero_division=0.0),
+        "recall": recall_score(labels, predicted, pos_label=1, zero_division=0.0),
+        "f1": f1_score(labels, predicted, pos_label=1, zero_division=0.0),
+    }
+    return {**{name: float(value) for name, value in scores.items()}, "predicted_positive": int((predicted == 1).sum())}
 
 
 def seeded_trainer(make_trainer: Callable[[], Any], seed: int = SEED) -> Any:
