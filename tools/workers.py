@@ -1,17 +1,37 @@
 """How many processes ``make test`` runs in: one per core, as many as the machine's memory holds.
 
-``python -m tools.workers`` prints the number (the Makefile's ``WORKERS`` default). A worker is one pytest-xdist
-process and the Jupyter kernel it starts for a notebook; :data:`GIB_PER_WORKER` is the peak memory one of them was
-measured to take (``docs/setup_facts.json``, ``worker_memory``), with a margin. ``make test WORKERS=N`` overrides.
+``python -m tools.workers`` prints the number (the Makefile's ``WORKERS`` default; ``make test WORKERS=N``
+overrides it). A worker is one pytest-xdist process and the Jupyter kernel it starts for a notebook. What one of
+them needs is measured, not guessed: ``python -m tools.workers measure -- make test`` runs the command, samples
+the resident memory of each worker with its children every half second, and records the peak in
+``docs/setup_facts.json`` (``worker_memory``). Each worker is then given that peak and half as much again.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-# Peak resident memory of one worker and its kernel during `make test`, measured on a 2-core machine
-# (docs/setup_facts.json "worker_memory"), rounded up with a margin for the libraries' caches.
-GIB_PER_WORKER = 3.0
+ROOT = Path(__file__).resolve().parent.parent
+FACTS = ROOT / "docs" / "setup_facts.json"
+MARGIN = 1.5  # the measured peak, and half as much again for what one run had and another may need
+UNMEASURED_GIB = 3.0  # what a worker is given before anything was measured
+
+
+def gib_per_worker(facts: Path = FACTS) -> float:
+    """The memory one worker is given: the recorded peak times :data:`MARGIN`, rounded up to a quarter GiB."""
+    try:
+        peak = json.loads(facts.read_text(encoding="utf-8"))["worker_memory"]["peak_gib"]
+    except (OSError, KeyError, ValueError, TypeError):
+        return UNMEASURED_GIB
+    return math.ceil(float(peak) * MARGIN * 4) / 4
 
 
 def available_gib(meminfo: str = "/proc/meminfo") -> float | None:
@@ -34,19 +54,109 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def workers(core_count: int | None = None, memory_gib: float | None = None) -> int:
-    """One worker per core, capped so that ``GIB_PER_WORKER`` each fits in the available memory; at least 1.
+def workers(core_count: int | None = None, memory_gib: float | None = None, per_worker: float | None = None) -> int:
+    """One worker per core, capped so that each gets :func:`gib_per_worker` of the available memory; at least 1.
 
     Unknown memory (a machine without ``/proc/meminfo``) caps nothing.
     """
     count = cores() if core_count is None else core_count
-    if core_count is not None and count < 1:
-        raise ValueError(f"core_count must be at least 1, got {core_count}.")
+    if count < 1:
+        raise ValueError(f"core_count must be at least 1, got {count}.")
     memory = available_gib() if memory_gib is None else memory_gib
     if memory is not None:
-        count = min(count, int(memory // GIB_PER_WORKER))
+        count = min(count, int(memory // (per_worker or gib_per_worker())))
     return max(1, count)
 
 
-if __name__ == "__main__":
+def _processes() -> dict[int, tuple[int, int, bool]]:
+    """pid -> (parent pid, resident bytes, whether it is a pytest-xdist worker or a child of one)."""
+    found = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            resident = int(Path(f"/proc/{entry}/statm").read_text().split()[1]) * page
+            worker = b"PYTEST_XDIST_WORKER=" in Path(f"/proc/{entry}/environ").read_bytes()
+        except (OSError, IndexError, ValueError):  # the process ended while it was read
+            continue
+        found[int(entry)] = (parent, resident, worker)
+    return found
+
+
+def _tree(pid: int, table: dict[int, tuple[int, int, bool]], children: dict[int, list[int]]) -> int:
+    """Resident bytes of ``pid`` and all its descendants."""
+    return table[pid][1] + sum(_tree(child, table, children) for child in children.get(pid, []))
+
+
+def _descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
+    """Every process below ``pid``, children first."""
+    found = []
+    for child in children.get(pid, []):
+        found += [child, *_descendants(child, children)]
+    return found
+
+
+def worker_peaks(process: subprocess.Popen, interval: float = 0.5) -> dict[int, int]:
+    """Sample until ``process`` ends: for each xdist worker it started, the peak resident memory of it and its
+    children (the kernels it runs)."""
+    peaks: dict[int, int] = {}
+    while process.poll() is None:
+        table = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _, _) in table.items():
+            children.setdefault(parent, []).append(pid)
+
+        for pid in [process.pid, *_descendants(process.pid, children)]:
+            if pid not in table:
+                continue
+            parent, _, worker = table[pid]
+            if worker and not table.get(parent, (0, 0, False))[2]:  # a worker, not a kernel a worker started
+                peaks[pid] = max(peaks.get(pid, 0), _tree(pid, table, children))
+        time.sleep(interval)
+    return peaks
+
+
+def measure(command: list[str], facts: Path = FACTS) -> int:
+    """Run ``command`` (a ``make test``), record the largest worker's peak memory in ``facts``; its exit status."""
+    if sys.platform != "linux":
+        print("measuring needs Linux's /proc; nothing recorded.", file=sys.stderr)
+        return 2
+    process = subprocess.Popen(command, cwd=ROOT)
+    peaks = worker_peaks(process)
+    status = process.wait()
+    if status != 0 or not peaks:
+        print(f"`{' '.join(command)}` exited {status} with {len(peaks)} workers seen; nothing recorded.")
+        return status or 1
+    peak = max(peaks.values()) / 2**30
+    record = json.loads(facts.read_text(encoding="utf-8")) if facts.is_file() else {}
+    record["worker_memory"] = {
+        "peak_gib": round(peak, 2),
+        "workers": len(peaks),
+        "command": " ".join(command),
+        "machine": f"{cores()}-core {platform.machine()}, {round(available_gib() or 0)} GiB available",
+        "date": datetime.date.today().isoformat(),
+    }
+    facts.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    given = gib_per_worker(facts)
+    print(f"largest worker peak {peak:.2f} GiB over {len(peaks)} workers; each worker is now given {given} GiB")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["measure"]:
+        command = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        if not command:
+            print("usage: python -m tools.workers measure -- make test", file=sys.stderr)
+            return 2
+        return measure(command)
+    if argv:
+        print("usage: python -m tools.workers [measure -- COMMAND...]", file=sys.stderr)
+        return 2
     print(workers())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
