@@ -1,19 +1,27 @@
 """Find Trainer code that the installed transformers no longer runs: ``python -m helpers.check_old_code PATH...``.
 
 It reads Python files and notebooks (``.py``, ``.ipynb``, or folders of them) **without running them** and
-reports, with file and line, each thing a 4.x tutorial does that the installed release refuses or silently ignores:
+reports, with file and line, each thing a 4.x script, subclass or callback does that the installed release refuses
+or silently ignores:
 
-- ``TrainingArguments`` arguments that were renamed or removed (from the course's map, ``helpers.old_arguments``, and
-  the release ladder, ``docs/ladder/results.json``, which says in which release each one went);
-- ``Trainer(tokenizer=...)`` and other arguments the installed ``Trainer`` does not take;
-- ``compute_loss``, ``training_step`` and other overrides whose signature the installed ``Trainer`` no longer calls
-  correctly (compared with ``inspect.signature`` of the installed method; the ladder says when it changed);
-- overrides of ``Trainer`` methods that do not exist (``evaluation_step``), so that nothing ever calls them;
-- callback methods named ``on_...`` that are not events of the installed ``TrainerCallback``, with the closest event.
+- ``TrainingArguments`` arguments that were renamed or removed, each ``*TrainingArguments`` class (and a subclass
+  of one) checked against its own fields (the course's map, ``helpers.old_arguments``, and the release ladder,
+  ``docs/ladder/results.json``, say when each went); fields a subclass still declares although the Trainer no
+  longer reads them; attributes read from an arguments object (``training_args.overwrite_output_dir``);
+- ``Trainer(tokenizer=...)``, ``super().__init__(..., tokenizer=...)``, positional arguments that land in another
+  parameter, and for TRL's trainers the arguments that moved into their config class (``SFTConfig``);
+- overrides whose signature the installed ``Trainer`` no longer calls correctly, judged by how its own code calls
+  them (by position, by keyword, passed on as a function, or not at all); ``super()`` calls that no longer fit;
+  overrides of methods that do not exist; ``self.tokenizer`` and removed methods read in a subclass;
+- callback methods named ``on_...`` that are not events, and ``kwargs["tokenizer"]`` in a callback;
+- names imported from transformers or trl that the installed releases no longer have.
+
+A class imported from the project itself is read from its file when that file is found next to the importing one
+(``from llava.train.llava_trainer import LLaVATrainer``); a class the checker cannot read is not judged.
 
 Each finding says how to fix it and which lesson teaches it (lesson numbers and sections come from
-``lessons.toml``). The exit status is 1 when something was found, 0 when nothing was, 2 for a path that does not
-exist or a file that cannot be read.
+``lessons.toml``). The exit status is 1 when something was found, 0 when nothing was, 2 when a path does not
+exist or a file cannot be read or parsed (the other files are still checked and reported).
 
 A finding on code that deliberately reproduces an error is not counted when it sits inside a ``try`` block that
 catches that error (``TypeError``) or on a line (or in a class or function) marked ``# migrate: expected``.
@@ -22,11 +30,14 @@ catches that error (``TypeError``) or on a line (or in a class or function) mark
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import difflib
+import importlib
 import inspect
 import json
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -38,6 +49,7 @@ from helpers.registry import ROOT, lessons
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
 MARKER = "migrate: expected"
 SKIPPED_FOLDERS = {".git", "__pycache__", ".ipynb_checkpoints", "runs", "node_modules", "_build"}
+LIBRARIES = ("transformers", "trl")
 
 # Methods that 4.x tutorials override but that no Trainer release ever had: what to override instead.
 NEVER_TRAINER_METHODS = {
@@ -47,18 +59,32 @@ NEVER_TRAINER_METHODS = {
     "train_step": "training_step(self, model, inputs, num_items_in_batch=None)",
 }
 
+# TRL renamed these config fields; the installed trl has only the new name. From trl's own history:
+# `max_seq_length` became `max_length` in SFTConfig (huggingface/trl #2895 and #2947, v0.16.0; the old name was
+# removed in #3704).
+TRL_RENAMED = {"max_seq_length": "max_length"}
+
 # Which lesson teaches each kind of finding: (where to look in lessons.toml, the text to find there).
 KIND_LESSONS = {
     "renamed-argument": ("pitfall", "renamed or removed"),
     "removed-argument": ("pitfall", "renamed or removed"),
     "unknown-argument": ("pitfall", "renamed or removed"),
+    "removed-field": ("pitfall", "renamed or removed"),
+    "removed-attribute": ("pitfall", "renamed or removed"),
     "trainer-tokenizer": ("pitfall", "processing_class"),
+    "tokenizer-attribute": ("pitfall", "processing_class"),
+    "callback-tokenizer": ("pitfall", "processing_class"),
     "trainer-argument": ("goal", "every constructor argument"),
+    "trainer-positional": ("goal", "every constructor argument"),
+    "trl-argument": ("title", "Reading real subclasses"),
     "compute-loss-signature": ("pitfall", "`compute_loss` override"),
     "training-step-signature": ("pitfall", "`training_step` override"),
     "method-signature": ("title", "other methods to override"),
+    "call-signature": ("title", "other methods to override"),
     "missing-method": ("title", "other methods to override"),
+    "removed-method": ("title", "other methods to override"),
     "not-an-event": ("pitfall", "misspelt event"),
+    "removed-import": ("title", "Start here"),
 }
 
 
@@ -98,12 +124,20 @@ class Finding:
 
 @dataclass
 class Report:
-    """What :func:`check_paths` found: the findings, and the ones left out on purpose (expected errors)."""
+    """What :func:`check_paths` found: the findings, the ones left out on purpose (expected errors), the files read,
+    the notebook cells skipped (not Python) and the paths that could not be read (``errors``, one message each)."""
 
     findings: list[Finding] = field(default_factory=list)
     expected: list[Finding] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     skipped_cells: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exit_status(self) -> int:
+        """2 when a path could not be read, else 1 when something was found, else 0."""
+        return 2 if self.errors else 1 if self.findings else 0
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -117,29 +151,35 @@ def installed_version() -> str:
 
 
 @cache
+def _class_fields(cls: type) -> frozenset[str]:
+    return frozenset(item.name for item in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else frozenset()
+
+
 def installed_fields() -> frozenset[str]:
     from transformers import TrainingArguments
 
-    return frozenset(field.name for field in dataclasses.fields(TrainingArguments))
+    return _class_fields(TrainingArguments)
 
 
 @cache
+def _init_parameters(cls: type) -> tuple[str, ...]:
+    return tuple(_describe(p) for p in list(inspect.signature(cls.__init__).parameters.values())[1:])
+
+
 def installed_trainer_init() -> frozenset[str]:
     from transformers import Trainer
 
-    return frozenset(list(inspect.signature(Trainer.__init__).parameters)[1:])
+    return frozenset(_names(_init_parameters(Trainer)))
 
 
 @cache
-def installed_methods() -> dict[str, inspect.Signature | None]:
-    """Every method of the installed ``Trainer`` (public and private), with its signature where it has one."""
-    from transformers import Trainer
-
+def _methods(cls: type) -> dict[str, inspect.Signature | None]:
+    """Every method of ``cls`` (public and private), with its signature where it has one."""
     found: dict[str, inspect.Signature | None] = {}
-    for name in dir(Trainer):
-        if name.startswith("__") or isinstance(inspect.getattr_static(Trainer, name), property):
+    for name in dir(cls):
+        if name.startswith("__") or isinstance(inspect.getattr_static(cls, name), property):
             continue
-        value = getattr(Trainer, name, None)
+        value = getattr(cls, name, None)
         if callable(value):
             try:
                 found[name] = inspect.signature(value)
@@ -148,11 +188,27 @@ def installed_methods() -> dict[str, inspect.Signature | None]:
     return found
 
 
+def installed_methods() -> dict[str, inspect.Signature | None]:
+    """Every method of the installed ``Trainer`` (public and private), with its signature where it has one."""
+    from transformers import Trainer
+
+    return _methods(Trainer)
+
+
 @cache
 def installed_events() -> tuple[str, ...]:
     from transformers import TrainerCallback
 
     return tuple(name for name in vars(TrainerCallback) if name.startswith("on_"))
+
+
+@cache
+def installed_callback_kwargs() -> frozenset[str]:
+    """The keyword arguments the installed ``CallbackHandler.call_event`` passes to every event."""
+    from transformers.trainer_callback import CallbackHandler
+
+    tree = ast.parse(inspect.getsource(CallbackHandler.call_event).strip())
+    return frozenset(k.arg for node in ast.walk(tree) if isinstance(node, ast.Call) for k in node.keywords if k.arg)
 
 
 @cache
@@ -228,8 +284,54 @@ def ladder_call_change(name: str, fits) -> str:
     return ""
 
 
+def _ladder_ever_fitted(name: str, fits) -> bool:
+    """Whether some ladder release called ``self.name`` only in ways ``fits`` accepts, or the ladder never saw it
+    called (then it cannot tell, and the override is judged on the installed calls alone)."""
+    recorded = [
+        shapes
+        for version in ladder()["releases"]
+        if (shapes := ladder()["results"][version]["inventory"].get("trainer_calls", {}).get(name))
+    ]
+    return not recorded or any(all(fits(shape) for shape in shapes) for shapes in recorded)
+
+
+def _ladder_accepted_call(name: str, count: int, keywords: Sequence[str]) -> bool:
+    """Whether some ladder release's ``Trainer.name`` took a call with ``count`` positional arguments (after self)
+    and these keywords; true when the ladder does not know the method."""
+    lists = [
+        params
+        for version in ladder()["releases"]
+        if (params := ladder()["results"][version]["inventory"].get("trainer_methods", {}).get(name))
+    ]
+    return not lists or any(_bind_described(params[1:], count, keywords) is None for params in lists)
+
+
+@cache
+def _ladder_old_fields() -> frozenset[str]:
+    """TrainingArguments fields that some ladder release had and the installed one does not."""
+    data = ladder()
+    seen = {name for v in data["releases"] for name in data["results"][v]["inventory"].get("training_arguments", ())}
+    return frozenset(seen - installed_fields())
+
+
+@cache
+def _old_trainer_init() -> tuple[str, ...]:
+    """The oldest ladder release's ``Trainer.__init__`` parameters (``tokenizer=`` included), in order."""
+    data = ladder()
+    for version in data["releases"]:
+        init = data["results"][version]["inventory"].get("trainer_init")
+        if init:
+            return tuple(init)
+    return ()
+
+
 def lesson_for(kind: str) -> str:
     """The lesson (and section) of ``lessons.toml`` that teaches a kind of finding."""
+    return _lesson_for(kind)
+
+
+@cache
+def _lesson_for(kind: str) -> str:
     place, needle = KIND_LESSONS[kind]
     for entry in lessons():
         if place == "pitfall":
@@ -241,6 +343,188 @@ def lesson_for(kind: str) -> str:
         elif place == "title" and needle in entry.title:
             return f"lesson {entry.number} ({entry.title})"
     raise LookupError(f"lessons.toml has no {place} that mentions {needle!r} (for {kind} findings).")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Signatures, as the ladder writes them: ``name``, ``name=`` (a default), ``^name`` (keyword-only), ``*a``, ``**k``
+# ---------------------------------------------------------------------------------------------------------------
+def _describe(parameter: inspect.Parameter) -> str:
+    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+        return f"*{parameter.name}"
+    if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+        return f"**{parameter.name}"
+    prefix = "^" if parameter.kind is inspect.Parameter.KEYWORD_ONLY else ""
+    return prefix + parameter.name + ("=" if parameter.default is not inspect.Parameter.empty else "")
+
+
+def _names(described: Sequence[str]) -> list[str]:
+    return [p.strip("^*=") for p in described if not p.startswith("*")]
+
+
+def _described_function(function: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool = True) -> list[str]:
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    first_default = len(positional) - len(arguments.defaults)
+    described = [a.arg + ("=" if i >= first_default else "") for i, a in enumerate(positional)]
+    if arguments.vararg:
+        described.append("*" + arguments.vararg.arg)
+    described += [
+        "^" + a.arg + ("" if d is None else "=")
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    ]
+    if arguments.kwarg:
+        described.append("**" + arguments.kwarg.arg)
+    return described[1:] if skip_self and positional else described
+
+
+def _bind_described(params: Sequence[str], count: int, keywords: Sequence[str]) -> str | None:
+    """Why a call with ``count`` positional arguments and these keywords cannot reach a function with these
+    (described) parameters, ``self`` left out; ``None`` if it can."""
+    positional = [p.rstrip("=") for p in params if not p.startswith(("*", "^"))]
+    keyword_only = [p.strip("^=") for p in params if p.startswith("^")]
+    var_positional = any(p.startswith("*") and not p.startswith("**") for p in params)
+    var_keyword = any(p.startswith("**") for p in params)
+    required = [p for p in params if not p.startswith("*") and not p.endswith("=")]
+    if count > len(positional) and not var_positional:
+        return f"it takes {len(positional)} positional argument(s) after self"
+    filled = set(positional[:count])
+    for keyword in keywords:
+        if keyword in filled:
+            return f"`{keyword}` would get two values"
+        if keyword in positional or keyword in keyword_only:
+            filled.add(keyword)
+        elif not var_keyword:
+            return f"it has no parameter `{keyword}`"
+    unfilled = [p.lstrip("^") for p in required if p.lstrip("^") not in filled]
+    if unfilled:
+        return f"it requires {', '.join(f'`{name}`' for name in unfilled)}, which this call does not pass"
+    return None
+
+
+def _bind(function: ast.FunctionDef | ast.AsyncFunctionDef, shape: Sequence) -> str | None:
+    """Why a call ``self.name(<n positional>, <keywords>)`` cannot reach the override, or ``None`` if it can."""
+    count, keywords = shape
+    return _bind_described(_described_function(function), count, keywords)
+
+
+def _call_text(name: str, shape: Sequence, signature: inspect.Signature | None) -> str:
+    """``self.training_step(model, inputs, num_items_in_batch)`` for a call shape, named from the signature."""
+    count, keywords = shape
+    names = [p.name for p in list(signature.parameters.values())[1:]] if signature is not None else []
+    positional = [names[i] if i < len(names) else f"arg{i + 1}" for i in range(count)]
+    return f"self.{name}({', '.join([*positional, *(f'{k}=...' for k in keywords)])})"
+
+
+def _trainer_calls_in(modules) -> dict[str, list]:
+    """How the Trainer's own code calls its methods: ``{name: [[positional count, [keywords]], ...]}``.
+
+    The same reading as ``tools/ladder/probes.py`` makes of each release on the ladder, and one more: a method
+    handed on as a function (``sampler_fn=self._get_train_sampler``) is called the way the receiving method calls
+    that parameter (``sampler_fn(dataset)``)."""
+    shapes: dict[str, list] = {}
+    parameter_calls: dict[tuple[str, str], list] = {}
+    handed: list[tuple[str, str, str]] = []
+    for module in sorted(modules, key=lambda item: item.__name__):
+        own_shapes, own_parameter_calls, own_handed = _module_calls(module.__name__)
+        for name, found in own_shapes.items():
+            known = shapes.setdefault(name, [])
+            known += [shape for shape in found if shape not in known]
+        for key, found in own_parameter_calls.items():
+            parameter_calls.setdefault(key, []).extend(found)
+        handed += own_handed
+    for receiver, parameter, method in handed:
+        known = shapes.setdefault(method, [])
+        known += [shape for shape in parameter_calls.get((receiver, parameter), []) if shape not in known]
+    return {name: sorted(found) for name, found in shapes.items() if found}
+
+
+@cache
+def _module_calls(name: str) -> tuple[dict[str, list], dict[tuple[str, str], list], list[tuple[str, str, str]]]:
+    """For one library module: how it calls ``self.<method>(...)``, how each function calls its parameters
+    (``sampler_fn(dataset)``), and which ``self.<method>`` it hands on as a keyword argument to which method."""
+    tree = ast.parse(inspect.getsource(sys.modules[name]))
+    shapes: dict[str, list] = {}
+    parameter_calls: dict[tuple[str, str], list] = {}
+    handed: list[tuple[str, str, str]] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        parameters = {a.arg for a in [*function.args.args, *function.args.kwonlyargs]}
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call) or _unpacks(node):
+                continue
+            shape = [len(node.args), sorted(k.arg for k in node.keywords)]
+            if isinstance(node.func, ast.Name) and node.func.id in parameters:
+                parameter_calls.setdefault((function.name, node.func.id), []).append(shape)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if not _is_name(node.func.value, "self"):
+            continue
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg and isinstance(value, ast.Attribute) and _is_name(value.value, "self"):
+                handed.append((node.func.attr, keyword.arg, value.attr))
+        if _unpacks(node):
+            continue
+        shape = [len(node.args), sorted(k.arg for k in node.keywords)]
+        known = shapes.setdefault(node.func.attr, [])
+        if shape not in known:
+            known.append(shape)
+    return shapes, parameter_calls, handed
+
+
+def _unpacks(node: ast.Call) -> bool:
+    return any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+@cache
+def _calls(cls: type) -> dict[str, list]:
+    """How ``cls`` (a Trainer, or a library's subclass of it) calls its own methods, read from its modules."""
+    modules = set()
+    for klass in cls.__mro__:
+        module = sys.modules.get(klass.__module__)
+        if module is not None and klass.__module__.split(".")[0] in LIBRARIES:
+            modules.add(module)
+    for name in dir(cls):
+        value = getattr(cls, name, None)
+        module = getattr(value, "__module__", None) or ""
+        if callable(value) and module.split(".")[0] in LIBRARIES and module in sys.modules:
+            modules.add(sys.modules[module])
+    calls = _trainer_calls_in(modules)
+    methods = _methods(cls)
+    return {name: calls[name] for name in calls if name in methods}
+
+
+def installed_calls() -> dict[str, list]:
+    """How the installed Trainer calls each of its methods (see :func:`_trainer_calls_in`)."""
+    from transformers import Trainer
+
+    return _calls(Trainer)
+
+
+def _plain(signature: inspect.Signature, skip_self: bool = False) -> str:
+    parts = []
+    for parameter in list(signature.parameters.values())[1 if skip_self else 0 :]:
+        text = parameter.name
+        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
+            text = "*" + text
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            text = "**" + text
+        elif parameter.default is not inspect.Parameter.empty:
+            text += f"={parameter.default!r}" if isinstance(parameter.default, bool | int | str | None) else "=..."
+        parts.append(text)
+    return f"({', '.join(parts)})"
+
+
+def _library_release(cls: type) -> str:
+    """``transformers 5.24.0`` or ``trl 1.16.0``: the library and release that ``cls`` comes from."""
+    library = cls.__module__.split(".")[0]
+    return f"{library} {importlib.import_module(library).__version__}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -278,7 +562,11 @@ def _read(path: Path) -> list[_Unit]:
         source = "".join(source) if isinstance(source, list) else str(source)
         if source.lstrip().startswith("%%"):
             continue  # a cell magic: not Python
-        lines = [("pass  # " + line) if _is_magic(line) else line for line in source.split("\n")]
+        lines, magic = [], False
+        for line in source.split("\n"):
+            magic = magic or _is_magic(line)
+            lines.append(("pass  # " + line) if magic else line)
+            magic = magic and line.rstrip().endswith("\\")  # a magic goes on after a trailing backslash
         units.append(_Unit(str(path), "\n".join(lines), cell=index))
     return units
 
@@ -291,13 +579,13 @@ def _is_magic(line: str) -> bool:
     )
 
 
-def _files(paths: Sequence[str | Path]) -> list[Path]:
+def _files(paths: Sequence[str | Path], errors: list[str]) -> list[Path]:
     found = []
     for given in paths:
         path = Path(given)
         if not path.exists():
-            raise MigrateError(f"{given}: no such file or folder.")
-        if path.is_dir():
+            errors.append(f"{given}: no such file or folder.")
+        elif path.is_dir():
             for candidate in sorted(path.rglob("*")):
                 parts = set(candidate.relative_to(path).parts[:-1])
                 hidden = any(part.startswith(".") for part in parts)
@@ -307,8 +595,227 @@ def _files(paths: Sequence[str | Path]) -> list[Path]:
         elif path.suffix in (".py", ".ipynb"):
             found.append(path)
         else:
-            raise MigrateError(f"{given}: not a Python file (.py) or a notebook (.ipynb).")
+            errors.append(f"{given}: not a Python file (.py) or a notebook (.ipynb).")
     return found
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Modules, imports and classes: what a name in a file refers to
+# ---------------------------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Module:
+    """The classes, functions and imports of one file (every cell of a notebook together)."""
+
+    path: Path | None
+    trees: list[ast.Module]
+    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    imports: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)  # local: (module, name, level)
+    attributes_used: set[str] = field(default_factory=set)
+    _cached: dict = field(default_factory=dict)
+
+    def patched(self) -> dict[str, tuple[type, str]]:
+        if "patched" not in self._cached:
+            self._cached["patched"] = _patched_functions(self)
+        return self._cached["patched"]
+
+    def declared_argument_fields(self) -> frozenset[str]:
+        if "declared" not in self._cached:
+            self._cached["declared"] = frozenset(_all_declared_argument_fields(self))
+        return self._cached["declared"]
+
+    def __post_init__(self) -> None:
+        for tree in self.trees:
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef):
+                    self.classes[node.name] = node
+                elif isinstance(node, ast.FunctionDef):
+                    self.functions[node.name] = node
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    for alias in node.names:
+                        self.imports[alias.asname or alias.name] = (node.module or "", alias.name, node.level)
+                elif isinstance(node, ast.Import):
+                    for alias in node.names:
+                        local = alias.asname or alias.name.split(".")[0]
+                        self.imports[local] = (alias.name if alias.asname else local, None, 0)
+                elif isinstance(node, ast.Attribute):
+                    self.attributes_used.add(node.attr)
+                elif isinstance(node, ast.ClassDef) and node.name not in self.classes:
+                    self.classes[node.name] = node  # a class defined inside a function
+
+
+@cache
+def _project_module(path: Path) -> _Module | None:
+    try:
+        return _Module(path, [ast.parse(path.read_text(encoding="utf-8"))])
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        return None  # a project file the checker cannot read is not judged; the file itself is checked if given
+
+
+@cache
+def _find_module(origin: Path | None, dotted: str, level: int) -> Path | None:
+    """The project file that ``from <dotted> import ...`` (``level`` dots) in ``origin`` reads, if it is there."""
+    if origin is None:
+        return None
+    parts = dotted.split(".") if dotted else []
+    if level:
+        bases = [origin.parents[level - 1]] if level <= len(origin.parents) else []
+    else:
+        bases = list(origin.parents)[:8]
+    for base in bases:
+        candidate = base.joinpath(*parts) if parts else base
+        for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
+            if parts and path.is_file() and path.resolve() != origin.resolve():
+                return path
+    return None
+
+
+@cache
+def _library_object(dotted: str):
+    """The object ``transformers.X.Y`` names in the installed library, or ``None`` if there is none (or the library
+    is not installed)."""
+    parts = dotted.split(".")
+    if parts[0] not in LIBRARIES:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = importlib.import_module(parts[0])
+            for index, part in enumerate(parts[1:], start=1):
+                try:
+                    value = getattr(value, part)
+                except AttributeError:
+                    value = importlib.import_module(".".join(parts[: index + 1]))
+    except (ImportError, AttributeError):
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class _Local:
+    """A class defined in a file the checker read."""
+
+    module: _Module
+    node: ast.ClassDef
+
+
+def _resolve(module: _Module, node: ast.AST, depth: int = 0):
+    """What a class expression refers to: a library object, a :class:`_Local` class, or ``None`` (unknown)."""
+    if depth > 6:
+        return None
+    if isinstance(node, ast.Subscript):
+        return _resolve(module, node.value, depth)
+    dotted = []
+    while isinstance(node, ast.Attribute):
+        dotted.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    name = node.id
+    if not dotted and name in module.classes:
+        return _Local(module, module.classes[name])
+    if name not in module.imports:
+        return None
+    source, imported, level = module.imports[name]
+    if level == 0 and source.split(".")[0] in LIBRARIES:
+        return _library_object(".".join([source, *([imported] if imported else []), *dotted]))
+    target = _find_module(module.path, source if imported else source, level)
+    other = _project_module(target) if target else None
+    if other is None:
+        return None
+    if imported is None:  # `import project.module` then `project.module.Class`
+        return _resolve(other, ast.Name(dotted[-1]), depth + 1) if dotted else None
+    return _resolve(other, _dotted_node([imported, *dotted]), depth + 1)
+
+
+def _dotted_node(parts: list[str]) -> ast.AST:
+    node: ast.AST = ast.Name(parts[0])
+    for part in parts[1:]:
+        node = ast.Attribute(node, part)
+    return node
+
+
+@dataclass
+class _Chain:
+    """A class and what it derives from: its classes read from files (most derived first), the first library
+    class reached through them (``transformers.Trainer``, ``trl.SFTTrainer``, ``TrainingArguments``...), and
+    whether some base could not be read."""
+
+    locals: list[_Local]
+    root: type | None
+    unknown: list[str]
+
+    def subclass_of(self, cls: type) -> bool:
+        return isinstance(self.root, type) and issubclass(self.root, cls)
+
+
+def _chain(module: _Module, node: ast.AST) -> _Chain:
+    chain = _Chain([], None, [])
+    pending = [(module, node)]
+    seen = set()
+    while pending:
+        where, expression = pending.pop(0)
+        target = _resolve(where, expression)
+        if isinstance(target, _Local):
+            if id(target.node) in seen:
+                continue
+            seen.add(id(target.node))
+            chain.locals.append(target)
+            pending += [(target.module, base) for base in target.node.bases]
+        elif isinstance(target, type):
+            if chain.root is None:
+                chain.root = target
+        else:
+            chain.unknown.append(ast.unparse(expression) if isinstance(expression, ast.AST) else str(expression))
+    return chain
+
+
+def _classes():
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    return Trainer, TrainerCallback, TrainingArguments
+
+
+def _is_trainer(chain: _Chain) -> bool:
+    trainer = _classes()[0]
+    return chain.subclass_of(trainer) or (
+        chain.root is None and bool(chain.locals) and any(name.endswith("Trainer") for name in chain.unknown)
+    )
+
+
+def _declared_fields(chain: _Chain) -> set[str]:
+    return {
+        item.target.id
+        for local in chain.locals
+        for item in local.node.body
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+    }
+
+
+@dataclass(frozen=True)
+class _Arguments:
+    """An arguments object's class: its fields, whether they are all known, and the library class it builds on."""
+
+    fields: frozenset[str]
+    closed: bool
+    root: type
+    name: str
+
+
+def _arguments(module: _Module, node: ast.AST) -> _Arguments | None:
+    """The arguments class a class expression names (``TrainingArguments``, ``Seq2SeqTrainingArguments``, a trl
+    config, a subclass of one), or ``None``."""
+    training_arguments = _classes()[2]
+    chain = _chain(module, node)
+    name = ast.unparse(node)
+    if chain.subclass_of(training_arguments):
+        root = chain.root
+        return _Arguments(_class_fields(root) | _declared_fields(chain), not chain.unknown, root, name.split(".")[-1])
+    if chain.root is None and chain.unknown and name.endswith("TrainingArguments"):
+        fields = _class_fields(training_arguments) | _declared_fields(chain)
+        return _Arguments(fields, False, training_arguments, name.split(".")[-1])
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -325,127 +832,33 @@ def _terminal(node: ast.AST) -> str | None:
     return None
 
 
-@dataclass
-class _Classes:
-    """The classes defined in the files, and which of them are Trainers or callbacks (through any base)."""
-
-    bases: dict[str, list[str]] = field(default_factory=dict)
-    inits: dict[str, ast.FunctionDef] = field(default_factory=dict)
-    from_transformers: set[str] = field(default_factory=set)
-
-    def add(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "transformers":
-                self.from_transformers |= {alias.asname or alias.name for alias in node.names}
-            if isinstance(node, ast.ClassDef):
-                self.bases[node.name] = [name for base in node.bases if (name := _terminal(base))]
-                for item in node.body:
-                    if isinstance(item, ast.FunctionDef) and item.name == "__init__":
-                        self.inits[node.name] = item
-
-    def is_a(self, name: str, suffix: str, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether class ``name`` is a ``...Trainer`` (any library built on it) or a transformers ``...Callback``
-        (imported from transformers: a Keras ``Callback`` is not one), directly or through the file's classes."""
-        if name.endswith(suffix) and name not in self.bases:
-            return suffix == "Trainer" or name == "TrainerCallback" or name in self.from_transformers
-        if name in seen:
-            return False
-        return any(self.is_a(base, suffix, seen | {name}) for base in self.bases.get(name, ()))
+def _old_fate(name: str) -> Fate | None:
+    return {**TRAINING_ARGUMENTS_4_8_2, **LATER_ARGUMENTS}.get(name)
 
 
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef):
-    """(positional names after self, keyword-only names, has *args, has **kwargs, required names)."""
-    arguments = function.args
-    positional = [a.arg for a in [*arguments.posonlyargs, *arguments.args]][1:]
-    defaults = len(arguments.defaults)
-    required = positional[: len(positional) - defaults] if defaults else list(positional)
-    keyword_only = [a.arg for a in arguments.kwonlyargs]
-    required += [a.arg for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is None]
-    return positional, keyword_only, arguments.vararg is not None, arguments.kwarg is not None, required
-
-
-def _bind(function: ast.FunctionDef | ast.AsyncFunctionDef, shape: Sequence) -> str | None:
-    """Why a call ``self.name(<n positional>, <keywords>)`` cannot reach the override, or ``None`` if it can."""
-    count, keywords = shape
-    positional, keyword_only, var_positional, var_keyword, required = _parameters(function)
-    if count > len(positional) and not var_positional:
-        return f"it takes {len(positional)} positional argument(s) after self"
-    filled = set(positional[:count])
-    for keyword in keywords:
-        if keyword in filled:
-            return f"`{keyword}` would get two values"
-        if keyword in positional or keyword in keyword_only:
-            filled.add(keyword)
-        elif not var_keyword:
-            return f"it has no parameter `{keyword}`"
-    unfilled = [name for name in required if name not in filled]
-    if unfilled:
-        return f"it requires {', '.join(f'`{name}`' for name in unfilled)}, which this call does not pass"
-    return None
-
-
-def _call_text(name: str, shape: Sequence, signature: inspect.Signature | None) -> str:
-    """``self.training_step(model, inputs, num_items_in_batch)`` for a call shape, named from the signature."""
-    count, keywords = shape
-    names = [p.name for p in list(signature.parameters.values())[1:]] if signature is not None else []
-    positional = [names[i] if i < len(names) else f"arg{i + 1}" for i in range(count)]
-    return f"self.{name}({', '.join([*positional, *(f'{k}=...' for k in keywords)])})"
-
-
-def _trainer_calls_in(modules) -> dict[str, list]:
-    """How the Trainer's own code calls its methods: ``{name: [[positional count, [keywords]], ...]}``.
-
-    The same reading as ``tools/ladder/probes.py`` makes of each release on the ladder."""
-    shapes: dict[str, list] = {}
-    for module in sorted(modules, key=lambda item: item.__name__):
-        for node in ast.walk(ast.parse(inspect.getsource(module))):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-                continue
-            if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
-                continue
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-                continue
-            shape = [len(node.args), sorted(k.arg for k in node.keywords)]
-            known = shapes.setdefault(node.func.attr, [])
-            if shape not in known:
-                known.append(shape)
-    return {name: sorted(found) for name, found in shapes.items()}
+def _is_old_argument(name: str) -> bool:
+    """A TrainingArguments name that 4.x had and the installed release does not."""
+    fate = _old_fate(name)
+    return name not in installed_fields() and (
+        (fate is not None and fate.status in (RENAMED, REMOVED)) or name in _ladder_old_fields()
+    )
 
 
 @cache
-def installed_calls() -> dict[str, list]:
-    """How the installed Trainer calls each of its methods (see :func:`_trainer_calls_in`)."""
-    from transformers import Trainer
+def _field_default(name: str):
+    from transformers import TrainingArguments
 
-    modules = set()
-    for name in dir(Trainer):
-        value = getattr(Trainer, name, None)
-        module = getattr(value, "__module__", None) or ""
-        if callable(value) and module.startswith("transformers"):
-            modules.add(sys.modules[module])
-    calls = _trainer_calls_in(modules)
-    return {name: calls[name] for name in calls if name in installed_methods()}
+    for item in dataclasses.fields(TrainingArguments):
+        if item.name == name and item.default is not dataclasses.MISSING:
+            return item.default
+    return None
 
 
-def _plain(signature: inspect.Signature) -> str:
-    parts = []
-    for parameter in signature.parameters.values():
-        text = parameter.name
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            text = "*" + text
-        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            text = "**" + text
-        elif parameter.default is not inspect.Parameter.empty:
-            text += f"={parameter.default!r}" if isinstance(parameter.default, bool | int | str | None) else "=..."
-        parts.append(text)
-    return f"({', '.join(parts)})"
-
-
-def _argument_finding(name: str, value: str) -> tuple[str, str, str]:
+def _argument_finding(name: str, value: str, fields: frozenset[str] | None = None) -> tuple[str, str, str]:
     """(kind, message, fix) for a TrainingArguments keyword the installed release does not have."""
-    fields = installed_fields()
+    fields = installed_fields() if fields is None else fields
     release = installed_version()
-    fate: Fate | None = {**TRAINING_ARGUMENTS_4_8_2, **LATER_ARGUMENTS}.get(name)
+    fate = _old_fate(name)
     when = ladder_history(f"argument_{name}") or ladder_removal(name)
     if fate is not None and fate.status == RENAMED and fate.new_name in fields:
         return (
@@ -454,18 +867,11 @@ def _argument_finding(name: str, value: str) -> tuple[str, str, str]:
             f"{fate.new_name}={value}" + (f" ({fate.note})" if fate.note else ""),
         )
     if fate is not None and fate.status == REMOVED:
-        note = "" if fate.note.startswith("use ") else f" ({fate.note})"
-        if fate.new_name and fate.new_value is not None:
-            fix = (
-                f"delete it: {value} was the default"
-                if value == "False"
-                else f"{fate.new_name}={fate.new_value!r} in place of {name}={value}{note}"
-            )
-        elif fate.new_name:
-            fix = f"{fate.new_name}={value}{note}"
-        else:
-            fix = f"delete it: {fate.note}"
-        return "removed-argument", f"TrainingArguments has no `{name}` on {release}: it was removed{when}", fix
+        return (
+            "removed-argument",
+            f"TrainingArguments has no `{name}` on {release}: it was removed{when}",
+            _fix(name, value, fate),
+        )
     close = difflib.get_close_matches(name, sorted(fields), n=1, cutoff=0.75)
     if when and "never saw" not in when:
         return (
@@ -480,12 +886,44 @@ def _argument_finding(name: str, value: str) -> tuple[str, str, str]:
     )
 
 
+def _fix(name: str, value: str, fate: Fate) -> str:
+    """The replacement for a removed argument ``name=value``; for a choice (``group_by_length=x`` becomes a
+    ``train_sampling_strategy``) a value that is not a literal keeps its condition, so nothing else changes."""
+    note = "" if fate.note.startswith("use ") else f" ({fate.note})"
+    if not fate.new_name:
+        return f"delete it: {fate.note}"
+    if fate.new_value is None:
+        return f"{fate.new_name}={value}{note}"
+    if value == "False":
+        return f"delete it: {value} was the default"
+    if value == "True":
+        return f"{fate.new_name}={fate.new_value!r} in place of {name}={value}{note}"
+    default = _field_default(fate.new_name)
+    return (
+        f"{fate.new_name}={fate.new_value!r} if {value} else {default!r} in place of {name}={value} "
+        f"(the same choice: {fate.new_value!r} only when {value} is true){note}"
+    )
+
+
+@dataclass
+class _Scope:
+    """Names bound to arguments objects in one function (or at module level), and the names it assigns."""
+
+    arguments: dict[str, _Arguments] = field(default_factory=dict)
+    assigned: set[str] = field(default_factory=set)
+
+
 class _Checker(ast.NodeVisitor):
-    def __init__(self, unit: _Unit, classes: _Classes, lines: list[str]):
-        self.unit, self.classes, self.lines = unit, classes, lines
+    def __init__(self, unit: _Unit, module: _Module, lines: list[str], module_scope: _Scope):
+        self.unit, self.module, self.lines = unit, module, lines
         self.found: list[tuple[Finding, bool]] = []
         self.try_stack: list[set[str]] = []
         self.marked_stack: list[bool] = []
+        self.class_stack: list[tuple[ast.ClassDef, _Chain]] = []
+        self.function_stack: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.scopes: list[_Scope] = [module_scope]
+        self.reported_tokenizer: set[int] = set()
+        self.patched = module.patched()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
     def _marked(self, line: int) -> bool:
@@ -515,68 +953,366 @@ class _Checker(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
-    # -- calls: TrainingArguments(...) and Trainer(...) ----------------------------------------------------------
-    def visit_Call(self, node: ast.Call) -> None:
-        name = _terminal(node.func)
-        if name and name.endswith("TrainingArguments") and (name not in self.classes.bases):
-            for keyword in node.keywords:
-                if keyword.arg and keyword.arg not in installed_fields():
-                    value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
-                    kind, message, fix = _argument_finding(keyword.arg, value)
-                    self._add(keyword.value, kind, message, fix)
-        elif name and self.classes.is_a(name, "Trainer"):
-            self._trainer_call(node, name)
+    def _trainer_context(self) -> tuple[str, _Chain] | None:
+        """The Trainer class (name and chain) whose method is being read, or a function patched onto a Trainer."""
+        if self.class_stack and self.function_stack:
+            owner, chain = self.class_stack[-1]
+            if _is_trainer(chain):
+                return owner.name, chain
+        for function in self.function_stack:
+            if function.name in self.patched and not self.class_stack:
+                cls = self.patched[function.name][0]
+                return f"{cls.__name__} (patched)", _Chain([], cls, [])
+        return None
+
+    # -- imports ----------------------------------------------------------------------------------------------------
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level == 0 and module.split(".")[0] in LIBRARIES:
+            problem = _import_problem(module, tuple(alias.name for alias in node.names if alias.name != "*"))
+            if problem:
+                self._add(node, "removed-import", problem[0], problem[1], catches="ImportError")
         self.generic_visit(node)
 
-    def _trainer_call(self, node: ast.Call, name: str) -> None:
-        declared: set[str] = set()
-        current = name
-        while current in self.classes.bases:  # keywords a subclass's own __init__ declares are its business
-            init = self.classes.inits.get(current)
-            if init is not None:
-                positional, keyword_only, _, _, _ = _parameters(init)
-                declared |= set(positional) | set(keyword_only)
-            parents = [base for base in self.classes.bases[current] if self.classes.is_a(base, "Trainer")]
-            current = parents[0] if parents else ""
-        accepted = installed_trainer_init()
-        stock = current in ("Trainer", "Seq2SeqTrainer") or current in self.classes.from_transformers
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.split(".")[0] in LIBRARIES and "." in alias.name:
+                problem = _import_problem(alias.name, ())
+                if problem:
+                    self._add(node, "removed-import", problem[0], problem[1], catches="ImportError")
+        self.generic_visit(node)
+
+    # -- functions and scopes -----------------------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.marked_stack.append(self._marked(node.lineno))
+        scope = _function_scope(self.module, node, self.class_stack[-1][1] if self.class_stack else None)
+        if node.name in self.patched and not self.class_stack:
+            cls, attribute = self.patched[node.name]
+            self._override(f"{cls.__name__} (patched)", node, cls, attribute)
+        self.function_stack.append(node)
+        self.scopes.append(scope)
+        self.generic_visit(node)
+        self.scopes.pop()
+        self.function_stack.pop()
+        self.marked_stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _arguments_of(self, node: ast.AST) -> _Arguments | None:
+        """The arguments class of an expression: a bound name, or ``self.args`` in a Trainer."""
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.scopes):
+                if node.id in scope.arguments:
+                    return scope.arguments[node.id]
+                if node.id in scope.assigned:
+                    return None
+            return None
+        if isinstance(node, ast.Attribute) and node.attr == "args" and _is_name(node.value, "self"):
+            if self._trainer_context() is not None:
+                training_arguments = _classes()[2]
+                return _Arguments(
+                    self.module.declared_argument_fields(), False, training_arguments, "TrainingArguments"
+                )
+        return None
+
+    # -- attributes: removed TrainingArguments fields, self.tokenizer, removed methods -----------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        arguments = self._arguments_of(node.value)
+        if arguments is not None:
+            self._argument_attribute(node, arguments)
+        context = self._trainer_context()
+        if context is not None:
+            if _is_name(node.value, "self") and node.attr == "tokenizer" and isinstance(node.ctx, ast.Load):
+                self._tokenizer_attribute(node, *context)
+            elif isinstance(node.ctx, ast.Load) and (_is_name(node.value, "self") or _is_super(node.value)):
+                self._removed_method(node, *context)
+        self.generic_visit(node)
+
+    def _argument_attribute(self, node: ast.Attribute, arguments: _Arguments) -> None:
+        name = node.attr
+        if name in arguments.fields or hasattr(arguments.root, name) or not _is_old_argument(name):
+            return
+        fate = _old_fate(name)
+        owner = ast.unparse(node.value)
+        if fate is not None and fate.status == RENAMED:
+            fix = f"read `{owner}.{fate.new_name}`"
+        elif fate is not None and fate.new_name and fate.new_value is not None:
+            fix = f"read `{owner}.{fate.new_name}` and test it for {fate.new_value!r} ({fate.note})"
+        elif fate is not None and fate.new_name:
+            fix = f"read `{owner}.{fate.new_name}` ({fate.note})"
+        elif fate is not None:
+            fix = f"delete it: {fate.note}"
+        else:
+            fix = "delete it, or declare the field in your own TrainingArguments subclass"
+        reading = isinstance(node.ctx, ast.Load)
+        self._add(
+            node,
+            "removed-attribute",
+            f"`{ast.unparse(node)}`: {arguments.name} has no `{name}` on {installed_version()}"
+            f"{ladder_removal(name)}: "
+            + ("reading it raises AttributeError" if reading else "setting it changes nothing the Trainer reads"),
+            fix,
+            catches="AttributeError",
+        )
+
+    def _tokenizer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        if chain.root is None or chain.unknown or hasattr(chain.root, "tokenizer"):
+            return
+        if any(_assigns_self(local.node, "tokenizer") for local in chain.locals):
+            return
+        key = id(chain.locals[0].node) if chain.locals else id(chain.root)
+        if key in self.reported_tokenizer:
+            return
+        self.reported_tokenizer.add(key)
+        self._add(
+            node,
+            "tokenizer-attribute",
+            f"`self.tokenizer` in `{owner}`: {chain.root.__name__} ({_library_release(chain.root)}) has no "
+            "`tokenizer` attribute, so reading it raises AttributeError (this class reads it on other lines too "
+            "where it says self.tokenizer)",
+            "self.processing_class",
+            catches="AttributeError",
+        )
+
+    def _removed_method(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        name = node.attr
+        if chain.root is None or name.startswith("__") or hasattr(chain.root, name):
+            return
+        if any(_defines(local.node, name) for local in chain.locals):
+            return
+        removed = ladder_method_removal(name)
+        if not removed or "never saw" in removed:
+            return
+        self._add(
+            node,
+            "removed-method",
+            f"`{owner}` uses `{ast.unparse(node)}`, which {_library_release(chain.root)} no longer has{removed}",
+            "find the method that replaced it in the installed trainer.py (prediction_loop: evaluation_loop)",
+            catches="AttributeError",
+        )
+
+    # -- calls: TrainingArguments(...), Trainer(...), super() ----------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        callee = node.func
+        if _is_super(callee.value if isinstance(callee, ast.Attribute) else None):
+            self._super_call(node)
+        else:
+            arguments = _arguments(self.module, callee)
+            if arguments is not None:
+                self._arguments_call(node, arguments)
+            else:
+                chain = _chain(self.module, callee)
+                if chain.subclass_of(_classes()[0]) and not chain.unknown:
+                    self._trainer_call(node, ast.unparse(callee), chain)
+        self._callback_tokenizer(node)
+        self.generic_visit(node)
+
+    def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
         for keyword in node.keywords:
-            if not keyword.arg or keyword.arg in accepted or keyword.arg in declared:
+            if not keyword.arg or keyword.arg in arguments.fields:
                 continue
-            if not stock and keyword.arg != "tokenizer":
-                continue  # a Trainer subclass from another module: its __init__ may take more than the Trainer's
+            if not arguments.closed and not _is_old_argument(keyword.arg):
+                continue  # a subclass from elsewhere may declare it
+            value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
+            kind, message, fix = _argument_finding(keyword.arg, value, arguments.fields)
+            message = message.replace("TrainingArguments has", f"{arguments.name} has", 1)
+            self._add(keyword.value, kind, message, fix)
+
+    def _trainer_call(self, node: ast.Call, name: str, chain: _Chain) -> None:
+        """``Trainer(...)`` (or a subclass, or TRL's trainers): keywords and positions the class no longer takes."""
+        declared: set[str] = set()
+        reaches_root = not chain.locals
+        own_positional: list[str] | None = None
+        for local in chain.locals:  # keywords a subclass's own __init__ declares are its business
+            init = _method(local.node, "__init__")
+            if init is None:
+                continue
+            described = _described_function(init)
+            declared |= set(_names(described))
+            if own_positional is None:
+                own_positional = [p for p in described if not p.startswith(("*", "^"))]
+            if not any(p.startswith("**") for p in described):
+                break  # its keywords stop here
+        else:
+            reaches_root = True
+        root = chain.root
+        accepted = set(_names(_init_parameters(root))) if reaches_root else set()
+        self._check_trainer_arguments(node, name, root, accepted | declared)
+        if own_positional is None and reaches_root:
+            self._check_positions(node, name, root)
+
+    def _check_trainer_arguments(self, node: ast.Call, name: str, root: type, accepted: set[str]) -> None:
+        release = _library_release(root)
+        library = root.__module__.split(".")[0]
+        config = _trl_config(root) if library == "trl" else None
+        for keyword in node.keywords:
+            if not keyword.arg or keyword.arg in accepted:
+                continue
             value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
             if keyword.arg == "tokenizer" and "processing_class" in accepted:
                 self._add(
                     keyword.value,
                     "trainer-tokenizer",
-                    f"`{name}(tokenizer=...)`: the installed Trainer ({installed_version()}) has no `tokenizer` "
-                    f"argument{ladder_history('tokenizer_argument')}",
+                    f"`{name}(tokenizer=...)`: {root.__name__} ({release}) has no `tokenizer` argument"
+                    f"{ladder_history('tokenizer_argument') if library == 'transformers' else ''}",
                     f"processing_class={value}",
                 )
+            elif config is not None:
+                self._add(keyword.value, "trl-argument", *_trl_argument(name, root, config, keyword.arg, value))
             else:
                 close = difflib.get_close_matches(keyword.arg, sorted(accepted), n=1, cutoff=0.6)
                 self._add(
                     keyword.value,
                     "trainer-argument",
-                    f"`{name}(..., {keyword.arg}=...)`: the installed Trainer ({installed_version()}) takes no "
-                    f"`{keyword.arg}`",
+                    f"`{name}(..., {keyword.arg}=...)`: {root.__name__} ({release}) takes no `{keyword.arg}`",
                     f"did you mean `{close[0]}`?" if close else "move it to TrainingArguments or delete it",
                 )
 
-    # -- class definitions: Trainer overrides and callback events ------------------------------------------------
+    def _check_positions(self, node: ast.Call, name: str, root: type) -> None:
+        """Positional arguments beyond the place where 4.x's Trainer and the installed one part ways."""
+        trainer = _classes()[0]
+        if root is not trainer and root.__init__ is not trainer.__init__:
+            return  # another __init__ (Seq2SeqTrainer's is the Trainer's order; trl's are their own)
+        old = [p.rstrip("=").replace("tokenizer", "processing_class") for p in _old_trainer_init()]
+        new = list(_names(_init_parameters(root)))
+        for index, argument in enumerate(node.args):
+            if isinstance(argument, ast.Starred):
+                return
+            if index < len(old) and index < len(new) and old[index] != new[index]:
+                self._add(
+                    argument,
+                    "trainer-positional",
+                    f"`{name}(...)`: positional argument {index + 1} was `{old[index]}` on the 4.x Trainer, and "
+                    f"{root.__name__} ({_library_release(root)}) takes it as `{new[index]}`: every later "
+                    "positional argument moves too",
+                    f"pass it and the ones after it by keyword: {old[index]}={ast.unparse(argument)}, ...",
+                )
+                return
+
+    def _super_call(self, node: ast.Call) -> None:
+        """``super().name(...)`` in a Trainer subclass: does the installed method still take this call?"""
+        context = self._trainer_context()
+        if context is None or not isinstance(node.func, ast.Attribute) or not self.class_stack:
+            return
+        owner, chain = context
+        name = node.func.attr
+        parents = chain.locals[1:]
+        if any(_method(local.node, name) is not None for local in parents) or chain.root is None:
+            return
+        if name == "__init__":
+            if chain.unknown:
+                return
+            parent = _Chain(parents, chain.root, [])
+            self._trainer_call(node, "super().__init__", parent)
+            return
+        signature = _methods(chain.root).get(name)
+        if signature is None or _unpacks(node):
+            return
+        params = [_describe(p) for p in list(signature.parameters.values())[1:]]
+        keywords = [k.arg for k in node.keywords]
+        why = _bind_described(params, len(node.args), keywords)
+        if why is None or not _ladder_accepted_call(name, len(node.args), keywords):
+            return
+        self._add(
+            node,
+            "call-signature",
+            f"`{ast.unparse(node.func)}(...)` in `{owner}` no longer fits {_library_release(chain.root)}: "
+            f"{name}{_plain(signature)} is what it takes, and {why}",
+            f"call it as {ast.unparse(node.func)}{_plain(signature, skip_self=True)}",
+        )
+
+    def _callback_tokenizer(self, node: ast.Call) -> None:
+        """``kwargs.get("tokenizer")`` in a callback; subscripts are handled in :meth:`visit_Subscript`."""
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "get"
+            and node.args
+            and _is_constant(node.args[0], "tokenizer")
+        ):
+            self._callback_key(node, node.func.value)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if _is_constant(node.slice, "tokenizer") and isinstance(node.ctx, ast.Load):
+            self._callback_key(node, node.value)
+        self.generic_visit(node)
+
+    def _callback_key(self, node: ast.AST, container: ast.AST) -> None:
+        if not (self.class_stack and self.function_stack and isinstance(container, ast.Name)):
+            return
+        owner, chain = self.class_stack[-1]
+        if not chain.subclass_of(_classes()[1]):
+            return
+        function = self.function_stack[-1]
+        kwargs = {function.args.kwarg.arg} if function.args.kwarg else set()
+        kwargs |= {a.arg for a in function.args.args if a.arg == "kwargs"}
+        if container.id not in kwargs or "tokenizer" in installed_callback_kwargs():
+            return
+        self._add(
+            node,
+            "callback-tokenizer",
+            f"`{ast.unparse(node)}` in `{owner.name}`: the installed Trainer ({installed_version()}) passes callbacks "
+            "`processing_class`, not `tokenizer`",
+            f'{container.id}["processing_class"]',
+            catches="KeyError",
+        )
+
+    # -- class definitions: Trainer overrides, callback events, arguments fields --------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.marked_stack.append(self._marked(node.lineno))
-        if self.classes.is_a(node.name, "Trainer"):
+        chain = _chain(self.module, ast.Name(node.name)) if node.name in self.module.classes else _Chain([], None, [])
+        if chain.locals and chain.locals[0].node is not node:
+            chain = _Chain([_Local(self.module, node)], None, [])
+        trainer, callback, _ = _classes()
+        if _is_trainer(chain):
+            root = chain.root if chain.root is not None else trainer
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    self._override(node, item)
-        elif self.classes.is_a(node.name, "Callback"):
+                    self._override(node.name, item, root, item.name, chain)
+        elif chain.subclass_of(callback):
             for item in node.body:
                 if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
                     self._event(node, item)
+        else:
+            arguments = _arguments(self.module, ast.Name(node.name)) if node.name in self.module.classes else None
+            if arguments is not None:
+                self._fields(node, arguments)
+        self.class_stack.append((node, chain))
         self.generic_visit(node)
+        self.class_stack.pop()
         self.marked_stack.pop()
+
+    def _fields(self, node: ast.ClassDef, arguments: _Arguments) -> None:
+        """Fields of a TrainingArguments subclass that 4.x read and the installed Trainer no longer does."""
+        for item in node.body:
+            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                continue
+            name = item.target.id
+            if name in _class_fields(arguments.root) or not _is_old_argument(name):
+                continue
+            fate = _old_fate(name)
+            value = _field_value(item)
+            if fate is not None and fate.status == RENAMED:
+                fix = f"delete the field and use `{fate.new_name}` (give it the default {value} if you need it)"
+            elif fate is not None and fate.new_name and fate.new_value is not None:
+                fix = (
+                    "delete the field: False was the default"
+                    if value == "False"
+                    else f"delete the field and default `{fate.new_name}` to {fate.new_value!r}"
+                    + ("" if value == "True" else f" when {value} is true")
+                )
+            elif fate is not None and fate.new_name:
+                fix = f"delete the field and default `{fate.new_name}` to {value} ({fate.note})"
+            elif fate is not None:
+                fix = f"delete it: {fate.note}"
+            else:
+                fix = "delete it, or read it yourself: the Trainer no longer does"
+            self._add(
+                item,
+                "removed-field",
+                f"`{node.name}` declares `{name}`, which {installed_version()}'s TrainingArguments no longer has"
+                f"{ladder_removal(name)}: the field is accepted, but the Trainer never reads it",
+                fix,
+            )
 
     def _event(self, owner: ast.ClassDef, function: ast.FunctionDef) -> None:
         events = installed_events()
@@ -591,25 +1327,35 @@ class _Checker(ast.NodeVisitor):
             f"rename it `{close[0]}`" if close else f"use one of the events: {', '.join(events)}",
         )
 
-    def _override(self, owner: ast.ClassDef, function: ast.FunctionDef) -> None:
-        name = function.name
+    def _override(
+        self,
+        owner: str,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        root: type,
+        name: str,
+        chain: _Chain | None = None,
+    ) -> None:
         if name.startswith("__"):
             return
-        methods = installed_methods()
+        methods = _methods(root)
         if name not in methods:
-            self._missing_method(owner, function)
+            self._missing_method(owner, function, root, chain)
             return
         signature = methods[name]
-        failures = [(shape, why) for shape in installed_calls().get(name, []) if (why := _bind(function, shape))]
+        calls = _calls(root).get(name, [])
+        failures = [(shape, why) for shape in calls if (why := _bind(function, shape))]
+        fits = lambda shape: _bind(function, shape) is None  # noqa: E731
+        if failures and not _ladder_ever_fitted(name, fits):
+            return  # no release on the ladder called it in a way this override takes: not something 5.x changed
         if failures:
             shape, why = failures[0]
-            problem = f"the installed Trainer calls `{_call_text(name, shape, signature)}`, and {why}"
+            problem = f"its {root.__name__} calls `{_call_text(name, shape, signature)}`, and {why}"
         else:
-            moved = self._moved(function, signature)
+            moved = self._moved(function, signature, calls)
             if not moved:
                 return
             problem = f"{moved}: the Trainer passes its arguments by position, so they land in the wrong parameters"
-        change = ladder_call_change(name, lambda shape: _bind(function, shape) is None) if failures else ""
+        change = ladder_call_change(name, fits) if failures else ""
         kind = {"compute_loss": "compute-loss-signature", "training_step": "training-step-signature"}.get(
             name, "method-signature"
         )
@@ -617,84 +1363,349 @@ class _Checker(ast.NodeVisitor):
         self._add(
             function,
             kind,
-            f"`{owner.name}.{name}` no longer fits transformers {installed_version()}: {problem}{change}",
+            f"`{owner}.{name}` no longer fits {_library_release(root)}: {problem}{change}",
             f"def {name}{wanted}: ..."
             + (" (and pass every argument on to super())" if name in ("training_step", "compute_loss") else ""),
         )
 
     @staticmethod
-    def _moved(function: ast.FunctionDef, signature: inspect.Signature | None) -> str:
-        """``"`model` is parameter 2 here but 3 in the Trainer"`` when a name sits at another position."""
-        if signature is None:
+    def _moved(function: ast.FunctionDef, signature: inspect.Signature | None, calls: list) -> str:
+        """``"`model` is parameter 2 here but 3 in the Trainer"`` when a name sits at another position that the
+        Trainer fills by position."""
+        if signature is None or not calls:
             return ""
+        filled = max(count for count, _ in calls)
         installed = [
             p.name
             for p in list(signature.parameters.values())[1:]
             if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         ]
-        positional = _parameters(function)[0]
-        for index, name in enumerate(positional[: len(installed)]):
+        positional = [p.rstrip("=") for p in _described_function(function) if not p.startswith(("*", "^"))]
+        for index, name in enumerate(positional[: min(len(installed), filled)]):
             if name != installed[index] and name in installed:
                 return f"`{name}` is parameter {index + 1} here but {installed.index(name) + 1} in the Trainer"
         return ""
 
-    def _missing_method(self, owner: ast.ClassDef, function: ast.FunctionDef) -> None:
+    def _missing_method(self, owner: str, function: ast.FunctionDef, root: type, chain: _Chain | None) -> None:
         name = function.name
-        release = installed_version()
+        release = _library_release(root)
+        if _referenced(self.module, name, function):
+            return  # the file calls it itself: a helper of its own, not a hook the Trainer should call
         if name in NEVER_TRAINER_METHODS:
             self._add(
                 function,
                 "missing-method",
-                f"`{owner.name}.{name}` overrides nothing: no Trainer release has `{name}`, so evaluation and "
+                f"`{owner}.{name}` overrides nothing: no Trainer release has `{name}`, so evaluation and "
                 "training never call it",
                 f"override {NEVER_TRAINER_METHODS[name]}",
             )
             return
         removed = ladder_method_removal(name)
-        if removed and "never saw" not in removed:
+        if removed and "never saw" not in removed and root.__module__.startswith("transformers"):
             self._add(
                 function,
                 "missing-method",
-                f"`{owner.name}.{name}` overrides `Trainer.{name}`, which {release} no longer has{removed}: "
+                f"`{owner}.{name}` overrides `Trainer.{name}`, which {release} no longer has{removed}: "
                 "nothing calls it",
                 "find the method that replaced it in the installed trainer.py, and override that",
             )
             return
-        close = difflib.get_close_matches(name, sorted(installed_methods()), n=1, cutoff=0.85)
-        if close and close[0] != name:
+        called = sorted(_calls(root))
+        close = difflib.get_close_matches(name, called, n=1, cutoff=0.85)
+        if close and close[0] != name and close[0].startswith("_") == name.startswith("_"):
             self._add(
                 function,
                 "missing-method",
-                f"`{owner.name}.{name}` is not a Trainer method on {release} (nothing calls it); `{close[0]}` is",
+                f"`{owner}.{name}` is not a method of {root.__name__} ({release}), and nothing calls it; "
+                f"the Trainer calls `{close[0]}`",
                 f"rename it `{close[0]}` if it was meant to replace that method",
             )
 
 
+def _is_super(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and _is_name(node.func, "super")
+
+
+def _is_constant(node: ast.AST, value: str) -> bool:
+    return isinstance(node, ast.Constant) and node.value == value
+
+
+def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and item.name == name:
+            return item
+    return None
+
+
+def _assigns_self(node: ast.ClassDef, name: str) -> bool:
+    return name in _class_facts(node)[0]
+
+
+def _defines(node: ast.ClassDef, name: str) -> bool:
+    """Whether a class defines ``name`` (a method, a class attribute, or ``self.name = ...``)."""
+    assigned, defined = _class_facts(node)
+    return name in assigned or name in defined
+
+
+@cache
+def _class_facts(node: ast.ClassDef) -> tuple[frozenset[str], frozenset[str]]:
+    """(names the class assigns as ``self.name = ...``, names its body defines), read once per class."""
+    assigned = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            for target in item.targets if isinstance(item, ast.Assign) else [item.target]:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Attribute) and _is_name(part.value, "self"):
+                        assigned.add(part.attr)
+    defined = set()
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(item.name)
+        elif isinstance(item, ast.Assign):
+            defined |= {target.id for target in item.targets if isinstance(target, ast.Name)}
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            defined.add(item.target.id)
+    return frozenset(assigned), frozenset(defined)
+
+
+def _referenced(module: _Module, name: str, function: ast.AST) -> bool:
+    """Whether the file uses ``<something>.name`` anywhere (the function's own definition aside)."""
+    return name in module.attributes_used
+
+
+def _field_value(item: ast.AnnAssign) -> str:
+    """``True`` for ``x: bool = True`` and ``x: bool = field(default=True)``."""
+    value = item.value
+    if isinstance(value, ast.Call) and _terminal(value.func) == "field":
+        for keyword in value.keywords:
+            if keyword.arg == "default":
+                return ast.unparse(keyword.value)
+    return ast.unparse(value) if value is not None else "..."
+
+
+def _patched_functions(module: _Module) -> dict[str, tuple[type, str]]:
+    """Functions of the file assigned onto a Trainer class (``transformers.Trainer._get_train_sampler = f``)."""
+    trainer = _classes()[0]
+    patched = {}
+    for tree in module.trees:
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)):
+                continue
+            if node.value.id not in module.functions:
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Attribute):
+                    cls = _resolve(module, target.value)
+                    if isinstance(cls, type) and issubclass(cls, trainer):
+                        patched[node.value.id] = (cls, target.attr)
+    return patched
+
+
+def _all_declared_argument_fields(module: _Module) -> set[str]:
+    """Fields declared by the TrainingArguments subclasses the file defines or imports from the project."""
+    declared: set[str] = set()
+    for name in [*module.classes, *module.imports]:
+        arguments = _arguments(module, ast.Name(name)) if name[:1].isupper() else None
+        if arguments is not None:
+            declared |= arguments.fields
+    return declared
+
+
+def _annotation_arguments(module: _Module, annotation: ast.AST | None) -> _Arguments | None:
+    if annotation is None:
+        return None
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(annotation, ast.Name | ast.Attribute):
+        return _arguments(module, annotation)
+    return None
+
+
+def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFunctionDef, chain: _Chain | None) -> _Scope:
+    scope = _Scope()
+    parameters = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    for parameter in parameters:
+        scope.assigned.add(parameter.arg)
+        arguments = _annotation_arguments(module, parameter.annotation)
+        if arguments is not None:
+            scope.arguments[parameter.arg] = arguments
+    callback = _classes()[1]
+    if chain is not None and chain.subclass_of(callback) and function.name.startswith("on_") and len(parameters) > 1:
+        first = parameters[1].arg  # (self, args, state, control, **kwargs): args is the TrainingArguments
+        if first not in scope.arguments:
+            training_arguments = _classes()[2]
+            scope.arguments[first] = _Arguments(
+                module.declared_argument_fields(), False, training_arguments, "TrainingArguments"
+            )
+    _bind_names(module, function.body, scope)
+    return scope
+
+
+def _module_scope(module: _Module) -> _Scope:
+    scope = _Scope()
+    for tree in module.trees:
+        _bind_names(module, tree.body, scope)
+    return scope
+
+
+def _statements(body: list[ast.stmt]):
+    """The statements of a body and of its blocks, not of the functions and classes it defines."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            inner = getattr(statement, name, None)
+            if isinstance(inner, list):
+                yield from _statements([s for s in inner if isinstance(s, ast.stmt | ast.excepthandler)])
+
+
+def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
+    """Names an arguments object is bound to: ``args = TrainingArguments(...)`` and
+    ``model_args, data_args, training_args = parser.parse_args_into_dataclasses()``."""
+    parsers: dict[str, list[ast.AST]] = {}
+    assignments = [s for s in _statements(body) if isinstance(s, ast.Assign | ast.AnnAssign)]
+    for statement in assignments:
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Name):
+                    scope.assigned.add(part.id)
+        value = statement.value
+        if not isinstance(value, ast.Call):
+            continue
+        if value.args and isinstance(value.args[0], ast.Tuple | ast.List) and _terminal(value.func):
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    parsers[target.id] = list(value.args[0].elts)
+        arguments = _arguments(module, value.func)
+        if arguments is not None:
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    scope.arguments[target.id] = arguments
+        parser = value.func.value if isinstance(value.func, ast.Attribute) else None
+        if isinstance(parser, ast.Name) and parser.id in parsers and value.func.attr.startswith("parse"):
+            for target in targets:
+                if isinstance(target, ast.Tuple):
+                    for element, cls in zip(target.elts, parsers[parser.id], strict=False):
+                        arguments = _arguments(module, cls) if isinstance(element, ast.Name) else None
+                        if arguments is not None:
+                            scope.arguments[element.id] = arguments
+
+
+def _trl_config(trainer: type) -> type | None:
+    """TRL's config class for one of its trainers: ``SFTConfig`` for ``SFTTrainer``."""
+    if not trainer.__name__.endswith("Trainer"):
+        return None
+    config = _library_object(f"trl.{trainer.__name__[: -len('Trainer')]}Config")
+    return config if isinstance(config, type) else None
+
+
+def _trl_argument(name: str, root: type, config: type, keyword: str, value: str) -> tuple[str, str]:
+    release = _library_release(root)
+    fields = _class_fields(config)
+    if keyword in fields:
+        return (
+            f"`{name}(..., {keyword}=...)`: {root.__name__} ({release}) takes no `{keyword}`; it is a field of "
+            f"{config.__name__} now",
+            f"{config.__name__}(..., {keyword}={value}), passed as args=",
+        )
+    if TRL_RENAMED.get(keyword) in fields:
+        new = TRL_RENAMED[keyword]
+        return (
+            f"`{name}(..., {keyword}=...)`: {root.__name__} ({release}) takes no `{keyword}`; {config.__name__} "
+            f"calls it `{new}`",
+            f"{config.__name__}(..., {new}={value}), passed as args=",
+        )
+    return (
+        f"`{name}(..., {keyword}=...)`: neither {root.__name__} nor {config.__name__} ({release}) has `{keyword}`",
+        f"delete it (see the {config.__name__} fields of the installed trl for what replaced it)",
+    )
+
+
+@cache
+def _import_problem(module: str, names: tuple[str, ...]) -> tuple[str, str] | None:
+    """(message, fix) when ``from module import names`` fails on the installed libraries, or ``None``."""
+    library = module.split(".")[0]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            imported = importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        if error.name is None or error.name.split(".")[0] != library:
+            return None  # an optional dependency is missing here: not the library's doing
+        release = _installed_library(library)
+        if release is None:
+            return None
+        return f"`{module}` does not exist in {library} {release}", "find where its contents went (or delete it)"
+    except ImportError:
+        return None
+    missing = []
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                present = hasattr(imported, name)
+            except Exception:  # a lazy attribute that needs an optional dependency: cannot tell here
+                present = True
+        if present:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                importlib.import_module(f"{module}.{name}")
+        except ModuleNotFoundError as error:
+            if error.name is not None and error.name.startswith(library):
+                missing.append(name)
+        except ImportError:
+            missing.append(name)
+    if not missing:
+        return None
+    listed = ", ".join(f"`{name}`" for name in missing)
+    return (
+        f"`from {module} import {', '.join(names)}`: {library} {_installed_library(library)} has no {listed}",
+        "delete the import, or import it from where it moved (search the installed package for the name)",
+    )
+
+
+@cache
+def _installed_library(library: str) -> str | None:
+    with contextlib.suppress(ImportError):
+        return importlib.import_module(library).__version__
+    return None
+
+
 def check_source(source: str, path: str = "<string>") -> list[Finding]:
     """The findings in one piece of Python source (expected ones left out)."""
-    report = _check_units([_Unit(path, source)])
+    report = _check_units([_Unit(path, source)], None)
+    if report.errors:
+        raise MigrateError(report.errors[0])
     return report.findings
 
 
-def _check_units(units: list[_Unit]) -> Report:
+def _check_units(units: list[_Unit], path: Path | None = None) -> Report:
     report = Report()
-    classes = _Classes()
     parsed = []
     for unit in units:
         try:
             unit.tree = ast.parse(unit.source)
         except SyntaxError as error:
             if unit.cell is None:
-                raise MigrateError(
+                report.errors.append(
                     f"{unit.path}:{error.lineno}: cannot parse it as Python ({error.msg}); "
                     "the checker reads code, it does not run it"
-                ) from error
+                )
+                return report
             report.skipped_cells.append(f"{unit.path} cell {unit.cell}: {error.msg} at line {error.lineno}")
             continue
-        classes.add(unit.tree)
         parsed.append(unit)
+    module = _Module(path, [unit.tree for unit in parsed])
+    module_scope = _module_scope(module)
     for unit in parsed:
-        checker = _Checker(unit, classes, unit.source.split("\n"))
+        checker = _Checker(unit, module, unit.source.split("\n"), module_scope)
         checker.visit(unit.tree)
         for finding, expected in checker.found:
             (report.expected if expected else report.findings).append(finding)
@@ -704,18 +1715,27 @@ def _check_units(units: list[_Unit]) -> Report:
 def check_paths(paths: Iterable[str | Path]) -> Report:
     """Check every ``.py`` and ``.ipynb`` file given, or found under a given folder.
 
+    A path that does not exist, or a file that cannot be read or parsed, is reported in ``Report.errors`` and the
+    other files are checked all the same.
+
     Raises:
-        MigrateError: a path does not exist, or a file cannot be read or parsed.
+        MigrateError: no path was given.
     """
     paths = list(paths)
     if not paths:
         raise MigrateError("give at least one Python file, notebook or folder.")
     total = Report()
-    for path in _files(paths):
-        report = _check_units(_read(path))
+    for path in _files(paths, total.errors):
+        try:
+            units = _read(path)
+        except MigrateError as error:
+            total.errors.append(str(error))
+            continue
+        report = _check_units(units, path.resolve())
         total.findings += report.findings
         total.expected += report.expected
         total.skipped_cells += report.skipped_cells
+        total.errors += report.errors
         total.files.append(str(path))
     return total
 
@@ -726,23 +1746,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__.strip().split("\n\n")[0])
         print("usage: python -m helpers.check_old_code PATH [PATH...]   (Python files, notebooks or folders)")
         return 0 if arguments else 2
-    try:
-        report = check_paths(arguments)
-    except MigrateError as error:
-        print(f"check_old_code: {error}", file=sys.stderr)
-        return 2
+    report = check_paths(arguments)
     for finding in report.findings:
         print(finding.format())
     for skipped in report.skipped_cells:
         print(f"note: skipped {skipped} (not Python)", file=sys.stderr)
+    for error in report.errors:
+        print(f"check_old_code: {error}", file=sys.stderr)
     expected = (
         f"; {len(report.expected)} expected (in a try that catches the error, or marked)" if report.expected else ""
     )
+    unread = f"; {len(report.errors)} path(s) could not be read (see above)" if report.errors else ""
     print(
         f"{len(report.findings)} finding(s) in {len(report.files)} file(s) for transformers {installed_version()}"
-        f"{expected}."
+        f"{expected}{unread}."
     )
-    return 1 if report.findings else 0
+    return report.exit_status
 
 
 if __name__ == "__main__":

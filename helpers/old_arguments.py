@@ -1,17 +1,23 @@
 """The fate of every ``TrainingArguments`` parameter of transformers 4.8.2 in the installed 5.x, as data.
 
-:data:`TRAINING_ARGUMENTS_4_8_2` maps each of the 64 parameters in the 4.8.2 signature (the one the
-Convenient-Trainer guide lists) to a :class:`Fate`: ``kept`` (same name), ``renamed`` (the same setting under a
-new name, value unchanged) or ``removed`` (what replaces it, if anything). :func:`check_fates` compares the table with
-``dataclasses.fields(TrainingArguments)`` of the installed version, so an upgrade that adds back, renames or
-drops one of them makes the tests fail. :func:`port_kwargs` applies the table to old keyword arguments.
+:data:`TRAINING_ARGUMENTS_4_8_2` maps each of the 74 public fields of 4.8.2's ``TrainingArguments`` (read from the
+4.8.2 wheel by :func:`wheel_fields` and kept in ``tests/data/training_arguments_4_8_2.txt``; the Convenient-Trainer
+guide, a source of the course, prints 64 of them) to a :class:`Fate`: ``kept`` (same name), ``renamed`` (the same
+setting under a new name, value unchanged) or ``removed`` (what replaces it, if anything). :func:`check_fates`
+compares the table with ``dataclasses.fields(TrainingArguments)`` of the installed version, so an upgrade that adds
+back, renames or drops one of them makes the tests fail. :func:`port_kwargs` applies the table to old keyword
+arguments. ``python -m helpers.old_arguments WHEEL`` prints a wheel's field names, one a line.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import sys
+import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 KEPT, RENAMED, REMOVED = "kept", "renamed", "removed"
@@ -51,7 +57,7 @@ def _kept(note: str = "") -> Fate:
     return Fate(KEPT, note=note)
 
 
-# The 4.8.2 signature, in the order the Convenient-Trainer guide (a source of the course) prints it.
+# The 4.8.2 fields, in the order of 4.8.2's training_args.py.
 TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "output_dir": _kept("now optional, defaults to 'trainer_output'"),
     "overwrite_output_dir": Fate(
@@ -81,6 +87,9 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "lr_scheduler_type": _kept("more types: see lesson 03"),
     "warmup_ratio": Fate(REMOVED, "warmup_steps", note="pass the ratio as warmup_steps, a float in [0, 1)"),
     "warmup_steps": _kept("an int is a count, a float in [0, 1) a fraction of the training steps"),
+    "log_level": _kept(),
+    "log_level_replica": _kept(),
+    "log_on_each_node": _kept(),
     "logging_dir": Fate(
         REMOVED,
         note="TensorBoard writes under output_dir; set the TENSORBOARD_LOGGING_DIR "
@@ -92,6 +101,7 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "save_strategy": _kept("adds 'best'"),
     "save_steps": _kept(),
     "save_total_limit": _kept(),
+    "save_on_each_node": _kept(),
     "no_cuda": Fate(RENAMED, "use_cpu", note="use_cpu=True also leaves out Apple MPS"),
     "seed": _kept(),
     "fp16": _kept(),
@@ -128,6 +138,18 @@ TRAINING_ARGUMENTS_4_8_2: dict[str, Fate] = {
     "ddp_find_unused_parameters": _kept(),
     "dataloader_pin_memory": _kept(),
     "skip_memory_metrics": _kept("defaults to True now (it was False)"),
+    "use_legacy_prediction_loop": Fate(
+        REMOVED, note="the legacy prediction_loop is gone; evaluation_loop is the Trainer's only loop"
+    ),
+    "push_to_hub": _kept(),
+    "resume_from_checkpoint": _kept("not read by Trainer; pass it to trainer.train() to resume"),
+    "push_to_hub_model_id": Fate(
+        REMOVED, "hub_model_id", note="hub_model_id takes the whole repository id, 'organization/name'"
+    ),
+    "push_to_hub_organization": Fate(
+        REMOVED, note="put the organization in hub_model_id, which takes the whole id: 'organization/name'"
+    ),
+    "push_to_hub_token": Fate(RENAMED, "hub_token", note="the same token"),
     "mp_parameters": Fate(
         REMOVED,
         note="SageMaker model parallelism reads SM_HP_MP_PARAMETERS from the environment; "
@@ -141,6 +163,39 @@ LATER_ARGUMENTS: dict[str, Fate] = {
         REMOVED, "include_for_metrics", ["inputs"], note="use include_for_metrics=['inputs']"
     ),
 }
+
+
+def wheel_fields(wheel: str | Path) -> list[str]:
+    """The public fields of ``TrainingArguments`` in a transformers wheel, in the order its source declares them.
+
+    Reads ``transformers/training_args.py`` from the wheel (a zip file) without installing or importing it; fields
+    declared with ``init=False`` or a leading underscore (``_n_gpu``) are not parameters, and are left out.
+
+    Raises:
+        ValueError: the file is not a transformers wheel with a ``TrainingArguments`` class.
+    """
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            source = archive.read("transformers/training_args.py").decode("utf-8")
+    except (OSError, KeyError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{wheel}: not a transformers wheel with transformers/training_args.py ({error}).") from error
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name == "TrainingArguments":
+            return [
+                item.target.id
+                for item in node.body
+                if isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and not item.target.id.startswith("_")
+                and not (
+                    isinstance(item.value, ast.Call)
+                    and any(
+                        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+                        for k in item.value.keywords
+                    )
+                )
+            ]
+    raise ValueError(f"{wheel}: transformers/training_args.py has no TrainingArguments class.")
 
 
 def installed_field_names() -> set[str]:
@@ -231,3 +286,9 @@ def port_kwargs(old_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str
             raise ValueError(f"two arguments set {target!r}; pass only one of them.")
         new_kwargs[target] = new
     return new_kwargs, notes
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m helpers.old_arguments transformers-X.Y.Z-py3-none-any.whl  (prints its fields)")
+    print("\n".join(wheel_fields(sys.argv[1])))

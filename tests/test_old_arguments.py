@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zipfile
+from pathlib import Path
+
 import pytest
 
 from helpers.old_arguments import (
@@ -15,25 +18,40 @@ from helpers.old_arguments import (
     fates_with_status,
     installed_field_names,
     port_kwargs,
+    wheel_fields,
 )
 
-# The 4.8.2 signature as the Convenient-Trainer guide prints it, written out independently of the table.
-SIGNATURE_4_8_2 = """output_dir overwrite_output_dir do_train do_eval do_predict evaluation_strategy
-prediction_loss_only
-per_device_train_batch_size per_device_eval_batch_size per_gpu_train_batch_size per_gpu_eval_batch_size
-gradient_accumulation_steps eval_accumulation_steps learning_rate weight_decay adam_beta1 adam_beta2 adam_epsilon
-max_grad_norm num_train_epochs max_steps lr_scheduler_type warmup_ratio warmup_steps logging_dir logging_strategy
-logging_first_step logging_steps save_strategy save_steps save_total_limit no_cuda seed fp16 fp16_opt_level
-fp16_backend fp16_full_eval local_rank tpu_num_cores tpu_metrics_debug debug dataloader_drop_last eval_steps
-dataloader_num_workers past_index run_name disable_tqdm remove_unused_columns label_names load_best_model_at_end
-metric_for_best_model greater_is_better ignore_data_skip sharded_ddp deepspeed label_smoothing_factor adafactor
-group_by_length length_column_name report_to ddp_find_unused_parameters dataloader_pin_memory skip_memory_metrics
-mp_parameters""".split()
+# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m helpers.old_arguments`
+# (the file's header says how); the map must cover exactly these, in this order.
+FIELDS_FILE = Path(__file__).parent / "data" / "training_arguments_4_8_2.txt"
+FIELDS_4_8_2 = [line for line in FIELDS_FILE.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
 
 
-def test_table_covers_exactly_the_4_8_2_signature() -> None:
-    assert len(SIGNATURE_4_8_2) == 64
-    assert list(TRAINING_ARGUMENTS_4_8_2) == SIGNATURE_4_8_2
+def test_table_covers_exactly_the_4_8_2_fields() -> None:
+    assert len(FIELDS_4_8_2) == 74 == len(set(FIELDS_4_8_2))
+    assert list(TRAINING_ARGUMENTS_4_8_2) == FIELDS_4_8_2
+    # the ones a hand-copied signature missed, which the checker used to call typos
+    assert {"use_legacy_prediction_loop", "push_to_hub_model_id", "push_to_hub_organization"} <= set(FIELDS_4_8_2)
+    assert fates_with_status(RENAMED)["push_to_hub_token"].new_name == "hub_token"
+
+
+def test_wheel_fields_reads_the_dataclass_without_importing_it(tmp_path) -> None:
+    source = (
+        "from dataclasses import dataclass, field\n\n@dataclass\nclass TrainingArguments:\n"
+        "    output_dir: str = field(metadata={})\n    _n_gpu: int = field(init=False, repr=False, default=-1)\n"
+        "    cache: int = field(init=False, default=0)\n    seed: int = 42\n\n    def helper(self):\n        pass\n"
+    )
+    wheel = tmp_path / "transformers-0.0.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("transformers/training_args.py", source)
+    assert wheel_fields(wheel) == ["output_dir", "seed"]
+    with pytest.raises(ValueError, match="not a transformers wheel"):
+        wheel_fields(tmp_path / "missing.whl")
+    empty = tmp_path / "empty.whl"
+    with zipfile.ZipFile(empty, "w") as archive:
+        archive.writestr("transformers/training_args.py", "x = 1\n")
+    with pytest.raises(ValueError, match="no TrainingArguments class"):
+        wheel_fields(empty)
 
 
 def test_table_agrees_with_installed_training_arguments() -> None:

@@ -55,7 +55,7 @@ class GradientPrintingTrainer(WeightedLossTrainer):
         super().log(logs)
 
     def _maybe_log_save_evaluate(self, tr_loss, model, trial, epoch, ignore_keys_for_eval):  # 4.x: the 4.2x private signature
-        super()._maybe_log_save_evaluate(tr_loss, model, trial, epoch, ignore_keys_for_eval)
+        super()._maybe_log_save_evaluate(tr_loss, model, trial, epoch, ignore_keys_for_eval)  # 4.x: 5 of 7
 
 
 class EpochReport(TrainerCallback):
