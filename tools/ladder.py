@@ -801,7 +801,7 @@ EXCERPTS: dict[str, tuple[str, str, int]] = {
         r"^\s+if args\.evaluation_strategy == IntervalStrategy\.STEPS and",
         4,
     ),
-    "flow_on_step_end_save": ("transformers/trainer_callback.py", r"^\s+not args\.load_best_model_at_end$", 1),
+    "flow_on_step_end_save": ("transformers/trainer_callback.py", r"^\s+not args\.load_best_model_at_end$", 4),
     "logging_first_step_doc": ("transformers/training_args.py", r"^\s+logging_first_step \(:obj:`bool`", 2),
     "logging_first_step_flow": (
         "transformers/trainer_callback.py",
