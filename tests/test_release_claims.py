@@ -74,3 +74,38 @@ def test_every_first_release_in_a_lesson_is_a_bisected_change(path: Path) -> Non
         "(docs/ladder/results.json, changes[].first_new); name the bisected release or say 'a rung':\n  "
         + "\n  ".join(wrong)
     )
+
+
+# "4.8.2, `transformers/trainer.py`, line 204:" then a fenced block: a quote of the wheel that `tools.ladder era` read
+QUOTE = re.compile(r"4\.8\.2, `(transformers/[\w/]+\.py)`, line (\d+):\n```\w*\n(.*?)\n```", re.DOTALL)
+
+
+def era_quotes(markdown: str) -> list[tuple[str, int, str]]:
+    return [(name, int(line), text) for name, line, text in QUOTE.findall(markdown)]
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_lessons_quote_4_8_2_from_the_wheel_and_only_what_it_says() -> None:
+    era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
+    read = {(item["file"], item["line"]): item["text"] for item in era["excerpts"].values()}
+    quotes = [(path.name, *quote) for path in NOTEBOOKS for quote in era_quotes(markdown_of(path))]
+    assert len(quotes) >= 10, "the lessons' never-held boxes quote 4.8.2's source"
+    wrong = [
+        f"{notebook}: {name}, line {line}"
+        for notebook, name, line, text in quotes
+        if (name, line) not in read or _words(text) not in _words(read[(name, line)])
+    ]
+    assert wrong == [], (
+        "quotes that are not 4.8.2's text at that line (run `python -m tools.ladder era`):\n" + "\n".join(wrong)
+    )
+
+
+def test_a_changed_quote_is_caught() -> None:
+    text = "4.8.2, `transformers/training_args.py`, line 139:\n```text\nmax_steps (int): Overrides nothing.\n```\n"
+    ((name, line, quoted),) = era_quotes(text)
+    assert (name, line) == ("transformers/training_args.py", 139)
+    era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
+    assert _words(quoted) not in _words(era["excerpts"]["max_steps_doc"]["text"])

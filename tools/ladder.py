@@ -108,11 +108,15 @@ RELEASES: tuple[Release, ...] = (
         ("numpy<2", "accelerate<0.24"),
     ),
     Release("4.40.2", "the last release before `eval_strategy` arrived", ("numpy<2", "accelerate<0.31")),
-    Release("4.41.2", "`eval_strategy` arrives and `evaluation_strategy` warns", ("numpy<2", "accelerate<0.32")),
+    Release(
+        "4.41.2",
+        "the last 4.41 release: `eval_strategy` is there and `evaluation_strategy` warns",
+        ("numpy<2", "accelerate<0.32"),
+    ),
     Release("4.45.2", "the last release before `num_items_in_batch`", ("numpy<2", "accelerate<1.1")),
     Release(
         "4.46.3",
-        "`num_items_in_batch`, `processing_class` and `compute_loss_func` arrive",
+        "the last 4.46 release: `num_items_in_batch`, `processing_class` and `compute_loss_func` are there",
         ("accelerate<1.2",),
     ),
     Release("4.50.3", "a 2025 release between 4.46 and the last 4.x", ("accelerate<1.6",)),
@@ -320,7 +324,7 @@ def merge(results: dict, version: str, report: dict, install_seconds: float | No
         entry["install_seconds"] = install_seconds
     every = {**results.get("results", {}), version: entry}
     order = [item.version for item in RELEASES]
-    kept = {key: results[key] for key in ("changes", "bisection", "newest") if key in results}
+    kept = {key: results[key] for key in ("changes", "bisection", "newest", "era") if key in results}
     return {
         "about": "Written by tools/ladder.py (make ladder); docs/ladder.md is generated from it. Do not edit.",
         "machine": f"{os.cpu_count()}-core CPU",
@@ -916,7 +920,6 @@ def render(results: dict) -> str:
     oldest, newest = releases[0], releases[-1]
     rows = results["results"]
     found = results.get("changes")
-    bisection = results.get("bisection", {})
     era = results.get("era")
     by_source: dict[str, list[str]] = {}
     for key, meta in table.items():
@@ -1016,7 +1019,6 @@ def render(results: dict) -> str:
         "results instead of writing them; `make ladder BISECT=1` bisects again.",
         "",
     ]
-    del bisection
     return "\n".join(lines)
 
 
@@ -1048,9 +1050,9 @@ def _story(key: str, results: dict, found: list[dict] | None) -> str:
     if found is None:
         moves = changes(results, key)
         if not moves:
-            return f"{MARKS[now]} {_said(now)} on every release from {oldest} to {newest}."
+            return f"{MARKS[now]} {now} on every release from {oldest} to {newest}."
         text = "; ".join(f"{MARKS[o]}→{MARKS[n]} between {a} and {b}" for a, o, b, n in moves)
-        return f"On {newest}: {MARKS[now]} {_said(now)}. {text} (not bisected yet)."
+        return f"On {newest}: {MARKS[now]} {now}. {text} (not bisected yet)."
     era = results.get("era")
     before = ""
     if era and key in era["claims"]:
@@ -1067,7 +1069,7 @@ def _story(key: str, results: dict, found: list[dict] | None) -> str:
         )
     mine = _changes_of(found, key)
     if not mine:
-        return before + f"Run: {MARKS[now]} {_said(now)} on every release from {oldest} to {newest}."
+        return before + f"Run: {MARKS[now]} {now} on every release from {oldest} to {newest}."
     parts = []
     for change in mine:
         skipped = f" ({', '.join(change['skipped'])} between them could not be run here)" if change["skipped"] else ""
@@ -1076,16 +1078,7 @@ def _story(key: str, results: dict, found: list[dict] | None) -> str:
             f"{change['last_old']} still {_behaves(change['old'])}{skipped}"
         )
     first = rows[oldest]["probes"][key]["verdict"]
-    return (
-        before
-        + f"On {oldest}: {MARKS[first]} {_said(first)}. "
-        + "; then ".join(parts)
-        + f". On {newest}: {MARKS[now]}."
-    )
-
-
-def _said(verdict: str) -> str:
-    return {"holds": "holds", "does not hold": "does not hold", "cannot run": "cannot run"}[verdict]
+    return before + f"On {oldest}: {MARKS[first]} {first}. " + "; then ".join(parts) + f". On {newest}: {MARKS[now]}."
 
 
 def _behaves(verdict: str) -> str:
