@@ -261,9 +261,12 @@ def test_the_page_leads_with_the_sentences_and_its_grid_fits_a_laptop(results) -
     for change in results["changes"]:
         assert f"changed in **{change['first_new']}**" in page
         assert f"{change['last_old']} still" in page
-    grid = [line for line in page.split("## Every release, every sentence")[1].splitlines() if line.startswith("| ")]
-    first_columns = [line.split("|")[1:3] for line in grid]
-    assert max(len("".join(cells).strip()) for cells in first_columns) <= 8, "row labels too wide for 1280 px"
+    section = page.split("## Every release, every sentence")[1].split("\n## ")[0]
+    grid = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(grid) == len(results["probes"]) + 1
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in grid]
+    assert max(len(row[0]) + len(row[1]) for row in cells) <= 8, "row labels too wide for 1280 px"
+    assert max(len(cell) for row in cells for cell in row[2:]) <= 6, "a release column wider than its version"
     legend = page.split("## Find your sentence")[0]
     assert "·" not in legend, "the legend uses '·' as a separator and as a mark"
     assert set(ladder.MARKS.values()) <= set(legend)

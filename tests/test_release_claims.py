@@ -28,10 +28,15 @@ CLAIMS = (
 
 
 def first_claims(markdown: str) -> list[tuple[str, str]]:
-    """``(release, the words around it)`` for every place the text calls a release "the first"."""
-    found = []
-    for pattern in CLAIMS:
-        for match in pattern.finditer(markdown):
+    """``(release, the words around it)`` for every place the text calls a release "the first": the release before
+    "the first" (the hook's reading) or, where there is none, the release after "the first release"."""
+    before, after = CLAIMS
+    found, taken = [], set()
+    for match in before.finditer(markdown):
+        found.append((match.group(1), " ".join(match.group(0).split())))
+        taken.add(match.end())
+    for match in after.finditer(markdown):
+        if markdown.lower().find("the first", match.start()) + len("the first") not in taken:
             found.append((match.group(1), " ".join(match.group(0).split())))
     return found
 
@@ -54,6 +59,7 @@ def bisected_firsts() -> set[str]:
         ("The first release with `train_sampling_strategy` is 5.2.0; 5.1.0 has `group_by_length`.", ["5.2.0"]),
         ("raises `NameError` on any version, the first time an evaluation calls it", []),
         ("changed in 5.2.0. The first batch is padded", []),
+        ("from **4.46.0**, the first release that accepts it (4.45.2 has none)", ["4.46.0"]),
     ],
 )
 def test_the_reading_finds_a_first_release_in_either_order(text: str, releases: list[str]) -> None:

@@ -1039,7 +1039,10 @@ def _entry_at(results: dict, version: str, key: str) -> dict:
 
 def _release_name(version: str, results: dict) -> str:
     yanked = results.get("bisection", {}).get("yanked", {}).get(version)
-    return f"**{version}** (yanked from PyPI: {yanked.strip().rstrip('.')})" if yanked else f"**{version}**"
+    if not yanked:
+        return f"**{version}**"
+    reason = yanked.strip().rstrip(".")
+    return f"**{version}** (yanked from PyPI: {reason})" if reason != "yanked" else f"**{version}** (yanked from PyPI)"
 
 
 def _story(key: str, results: dict, found: list[dict] | None) -> str:
@@ -1085,7 +1088,7 @@ def _behaves(verdict: str) -> str:
     return {
         "holds": "behaves the old way (holds)",
         "does not hold": "behaves the old way (does not hold)",
-        "cannot run": "lacks it (cannot run)",
+        "cannot run": "cannot run it (the evidence says why)",
     }[verdict]
 
 
@@ -1165,7 +1168,12 @@ def _era_section(era: dict, oldest: str) -> list[str]:
     lines += ["", f"The lessons quote {era['release']}'s source from `{era['wheel']}`:", ""]
     for key, item in era["excerpts"].items():
         lines.append(f"- `{key}`: `{item['file']}`, line {item['line']}")
-    lines += ["", f"Read in {era['seconds']:.0f} s.", ""]
+    lines += [
+        "",
+        f"The last read took {era['seconds']:.1f} s (wheels already downloaded, under `.venv-ladder/wheels`, are "
+        "reused).",
+        "",
+    ]
     return lines
 
 
@@ -1249,6 +1257,7 @@ def main(argv: list[str] | None = None) -> int:
     newest.add_argument("--python", default=sys.executable, help="the Python whose pip decides (default: this one)")
     newest.add_argument("--pinned", default=COURSE_PIN, help="the course's pin, for the summary")
     newest.add_argument("--tested", help="the release that was installed (default: the newest that installs)")
+    newest.add_argument("--record", action="store_true", help="write the answer into the results and the page")
     newest.add_argument("pip_args", nargs="*", help="requirements for the dry run, after --, e.g. -- -r FILE")
     sub.add_parser("era", help=f"quote {ERA}'s wheel for the lessons; bisect source claims before the ladder")
     sub.add_parser("page", help="regenerate docs/ladder.md from the results file")
@@ -1288,6 +1297,11 @@ def main(argv: list[str] | None = None) -> int:
             found = command_newest(args.python, args.pip_args)
             tested = args.tested or found["installable"] or "none"
             print(latest_summary(found["published"], tested, args.pinned, found["reason"]))
+            if args.record:
+                results = read_results()
+                results["newest"] = found
+                write_results(results)
+                write_page(results)
             return 0
         if args.command == "page":
             results = read_results()
