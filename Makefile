@@ -107,8 +107,15 @@ datasheet: venv
 # The release ladder (docs/ladder.md): each claim probed on a series of transformers releases, each in its own
 # environment under .venv-ladder/ (needs the package registry for the installs; the probes run offline).
 # LADDER=all (default), ends (the oldest and the newest) or versions separated by commas; CHECK=1 compares a fresh
-# run with the committed docs/ladder/results.json instead of writing it.
+# run with the committed docs/ladder/results.json instead of writing it. BISECT=1 (a maintainer's command, not CI's)
+# runs the final releases between two rungs whose verdicts differ until each change is between two adjacent
+# releases, then reads 4.8.2's wheel for the lessons' quotes (FRESH=1 runs every release again).
 LADDER ?= all
 .PHONY: ladder
 ladder:
+ifdef BISECT
+	$(PYTHON) -m tools.ladder bisect $(if $(FRESH),--fresh)
+	$(PYTHON) -m tools.ladder era
+else
 	$(PYTHON) -m tools.ladder run --releases $(LADDER) $(if $(CHECK),--check)
+endif

@@ -108,3 +108,165 @@ def test_committed_pin_row_matches_a_fresh_run_on_the_course_environment(results
         if committed[key]["verdict"] != value["verdict"]
     }
     assert disagree == {}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Bisection, the index and the newest release: the logic, offline, on inputs shaped like the real ones
+# ---------------------------------------------------------------------------------------------------------------
+def _index(*files: tuple[str, str, object]) -> dict:
+    """A PEP 691 index page with the given (file name, upload time, yanked) files."""
+    return {"files": [{"filename": name, "upload-time": time, "yanked": yanked} for name, time, yanked in files]}
+
+
+def test_final_releases_are_final_in_version_order_with_yanked_ones_marked() -> None:
+    index = _index(
+        ("transformers-4.10.0-py3-none-any.whl", "2021-09-01T00:00:00Z", False),
+        ("transformers-4.10.0.tar.gz", "2021-08-31T00:00:00Z", False),
+        ("transformers-4.9.2-py3-none-any.whl", "2021-08-01T00:00:00Z", False),
+        ("transformers-4.46.0-py3-none-any.whl", "2024-10-24T00:00:00Z", "does not work with 3.8 "),
+        ("transformers-4.46.0.tar.gz", "2024-10-24T00:00:00Z", "does not work with 3.8 "),
+        ("transformers-5.0.0rc1-py3-none-any.whl", "2025-11-01T00:00:00Z", False),
+        ("transformers-4.47.0.dev0.tar.gz", "2024-11-01T00:00:00Z", False),
+        ("transformers-4.47.0-py3-none-any.whl", "2024-12-01T00:00:00Z", True),
+        ("transformers-4.47.0.tar.gz", "2024-12-01T00:00:00Z", False),
+    )
+    releases = ladder.final_releases(index)
+    assert [item["version"] for item in releases] == ["4.9.2", "4.10.0", "4.46.0", "4.47.0"]
+    assert releases[1]["uploaded"] == "2021-08-31T00:00:00Z"  # the earliest file
+    assert releases[2]["yanked"] == "does not work with 3.8"
+    assert releases[3]["yanked"] == ""  # only one of its files is yanked: pip can still install it
+
+
+def test_era_cap_is_the_newest_release_published_before() -> None:
+    accelerate = ladder.final_releases(
+        _index(
+            ("accelerate-1.0.1-py3-none-any.whl", "2024-10-12T00:00:00Z", False),
+            ("accelerate-1.1.0-py3-none-any.whl", "2024-11-01T00:00:00Z", False),
+            ("accelerate-1.0.2-py3-none-any.whl", "2024-10-20T00:00:00Z", "broken"),
+        )
+    )
+    assert ladder.era_cap("2024-10-24T08:15:07Z", accelerate) == "1.0.1"  # 1.0.2 is yanked, 1.1.0 came later
+    assert ladder.era_cap("2020-01-01T00:00:00Z", accelerate) is None
+
+
+def test_bisect_narrows_each_change_to_adjacent_releases_and_shares_the_runs() -> None:
+    finals = [f"1.{minor}.0" for minor in range(20)]
+    truth = {
+        "arrives": lambda minor: "cannot run" if minor < 13 else "holds",
+        "breaks": lambda minor: "holds" if minor < 6 else "does not hold",
+        "two_steps": lambda minor: "cannot run" if minor < 3 else "holds" if minor < 15 else "does not hold",
+        "steady": lambda minor: "holds",
+    }
+    runs: list[str] = []
+
+    def measure(version: str, probes: list[str]) -> dict[str, str] | None:
+        runs.append(version)
+        minor = int(version.split(".")[1])
+        if minor == 5:
+            return None  # 1.5.0 cannot be installed
+        return {key: truth[key](minor) for key in probes}
+
+    rungs = ["1.0.0", "1.10.0", "1.19.0"]
+    verdicts = {v: {key: f(int(v.split(".")[1])) for key, f in truth.items()} for v in rungs}
+    found = ladder.bisect_changes(rungs, verdicts, finals, measure)
+    pairs = {(c["probe"], c["last_old"], c["first_new"], c["old"], c["new"]) for c in found}
+    assert pairs == {
+        ("breaks", "1.4.0", "1.6.0", "holds", "does not hold"),  # 1.5.0 skipped, and said so
+        ("two_steps", "1.2.0", "1.3.0", "cannot run", "holds"),
+        ("arrives", "1.12.0", "1.13.0", "cannot run", "holds"),
+        ("two_steps", "1.14.0", "1.15.0", "holds", "does not hold"),
+    }
+    assert next(c for c in found if c["probe"] == "breaks")["skipped"] == ["1.5.0"]
+    assert len(runs) == len(set(runs)), "a release was run twice"
+    assert "1.0.0" not in runs and "1.10.0" not in runs, "a rung's committed verdicts were measured again"
+    assert len(runs) < 12, f"{len(runs)} releases run: the probes of an interval did not share them"
+
+
+def test_newest_published_reads_pip_index_versions() -> None:
+    listing = (
+        "WARNING: pip index is currently an experimental command.\n"
+        "transformers (5.25.0)\nAvailable versions: 5.25.0, 5.24.0, 5.23.0\n"
+    )
+    assert ladder.newest_published(listing) == "5.25.0"
+    with pytest.raises(ladder.LadderError, match="no version line"):
+        ladder.newest_published("ERROR: No matching distribution found for transformerz\n")
+
+
+# pip 23.2's answer to `pip install --dry-run transformers==5.25.0` on this machine (the list of versions shortened)
+PIP_KERNELS = """WARNING: Location 'file:///opt/pypi/simple/kernels/' is ignored: it is neither a file nor a directory.
+ERROR: Ignored the following versions that require a different python version: 2.5.0 Requires-Python >=3.12
+ERROR: Could not find a version that satisfies the requirement kernels<0.20,>=0.19.1 (from transformers) (from \
+versions: 0.1.7, 0.2.0, 0.5.0.dev0, 0.16.2, 0.17.0, 0.17.1, 0.17.2)
+ERROR: No matching distribution found for kernels<0.20,>=0.19.1
+"""
+PIP_CONFLICT = """ERROR: Cannot install transformers==5.25.0 because these package versions have conflicting \
+dependencies.
+
+The conflict is caused by:
+    The user requested transformers==5.25.0
+    The user requested (constraint) transformers==5.24.0
+"""
+
+
+def test_resolver_reason_quotes_pip_and_names_the_newest_served_version() -> None:
+    reason = ladder.resolver_reason(PIP_KERNELS)
+    assert reason == (
+        'pip says "No matching distribution found for kernels<0.20,>=0.19.1"; the index serves kernels up to 0.17.2'
+    )
+    conflict = ladder.resolver_reason(PIP_CONFLICT)
+    assert "Cannot install transformers==5.25.0" in conflict and "conflict is caused by" in conflict
+    with pytest.raises(ladder.LadderError, match="without an error line"):
+        ladder.resolver_reason("WARNING: Location 'file:///opt' is ignored\n")
+
+
+def test_latest_summary_names_the_newest_published_the_tested_and_why() -> None:
+    reason = ladder.resolver_reason(PIP_KERNELS)
+    text = ladder.latest_summary("5.25.0", "5.24.0", "5.24.0", reason)
+    assert text.splitlines() == [
+        "transformers: newest published 5.25.0; installed and tested 5.24.0; the course pins 5.24.0.",
+        f"5.25.0 could not be installed here: {reason}.",
+    ]
+    same = ladder.latest_summary("5.25.0", "5.25.0", "5.24.0", "")
+    assert "could not" not in same and "5.25.0 is the newest published release." in same
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The committed bisection and the page
+# ---------------------------------------------------------------------------------------------------------------
+def test_the_committed_changes_are_adjacent_and_agree_with_the_rungs(results) -> None:
+    assert ladder.change_problems(results) == []
+    assert len(results["changes"]) >= 10
+    assert results["bisection"]["runs"], "the bisection's run time is not recorded"
+    assert results["bisection"]["runs"][-1]["seconds"] > 0
+
+
+def test_change_problems_finds_a_gap_and_a_broken_chain(results) -> None:
+    changed = copy.deepcopy(results)
+    bisected = next(c for c in changed["changes"] if c["last_old"] not in changed["releases"])
+    bisected["last_old"] = bisected["rungs"][0]  # a rung further back: not adjacent, unless nothing is between
+    gap = ladder.change_problems(changed)
+    assert any("not adjacent" in problem for problem in gap), gap
+    dropped = copy.deepcopy(results)
+    dropped["changes"] = dropped["changes"][1:]
+    assert any("do not lead from" in problem for problem in ladder.change_problems(dropped))
+    assert ladder.change_problems({**results, "changes": None}) == [
+        "no bisected changes in the results: run `make ladder BISECT=1`"
+    ]
+
+
+def test_the_page_leads_with_the_sentences_and_its_grid_fits_a_laptop(results) -> None:
+    page = ladder.render(results)
+    headings = [line for line in page.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Find your sentence" and headings[1] == "## Every release, every sentence"
+    for change in results["changes"]:
+        assert f"changed in **{change['first_new']}**" in page
+        assert f"{change['last_old']} still" in page
+    section = page.split("## Every release, every sentence")[1].split("\n## ")[0]
+    grid = [line for line in section.splitlines() if line.startswith("| ")]
+    assert len(grid) == len(results["probes"]) + 1
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in grid]
+    assert max(len(row[0]) + len(row[1]) for row in cells) <= 8, "row labels too wide for 1280 px"
+    assert max(len(cell) for row in cells for cell in row[2:]) <= 6, "a release column wider than its version"
+    legend = page.split("## Find your sentence")[0]
+    assert "·" not in legend, "the legend uses '·' as a separator and as a mark"
+    assert set(ladder.MARKS.values()) <= set(legend)

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# `make test-latest`: run the course's unit tests against the newest transformers the registry serves.
+# `make test-latest`: run the course's unit tests against the newest transformers that installs from the registry.
 #
 # Builds a separate virtual environment, .venv-latest (gitignored), with every package pinned as in
-# requirements.txt and constraints.txt except transformers, which gets the newest release (and, only if pip
-# cannot resolve that, the newest versions of the packages it pins tightly: tokenizers, huggingface-hub,
-# safetensors, accelerate). Then it runs `pytest tests` offline and reports what broke. It needs PyPI for the
-# install; the tests themselves run offline. `make test` is not affected: it stays pinned in .venv.
+# requirements.txt and constraints.txt except transformers, which gets the newest release pip can install
+# with them (and, only if pip cannot resolve that, the newest versions of the packages it pins tightly:
+# tokenizers, huggingface-hub, safetensors, accelerate). pip picks an older transformers without a word when
+# the newest published one needs something the index does not serve, so the script then asks the index
+# (`python -m tools.ladder newest`) and prints the newest published release, the one it installed, and the
+# resolver's reason for the difference. Then it runs `pytest tests` offline and reports what broke. It needs
+# PyPI for the install; the tests themselves run offline. `make test` is not affected: it stays pinned in .venv.
 #
 # Options (environment): PYTHON (default python3), LATEST_VENV (default .venv-latest),
 # PYTEST_ARGS (default "tests"), KEEP_GOING=1 to exit 0 even when tests fail.
@@ -39,7 +42,7 @@ echo "== 1/4 virtual environment $VENV"
 test -x "$PY" || "$PYTHON" -m venv "$VENV"
 "$PY" -m pip install -q --upgrade pip
 
-echo "== 2/4 pinned packages, transformers at its newest"
+echo "== 2/4 pinned packages, transformers at the newest release that installs with them"
 without requirements.txt transformers > "$WORK/requirements.txt"
 without constraints.txt transformers > "$WORK/constraints.txt"
 if ! "$PY" -m pip install -q --upgrade -r "$WORK/requirements.txt" transformers -c "$WORK/constraints.txt"; then
@@ -56,7 +59,15 @@ fi
 
 PINNED="$(sed -n 's/^transformers==//p' requirements.txt)"
 LATEST="$("$PY" -c 'import transformers; print(transformers.__version__)')"
-echo "== 3/4 transformers: pinned $PINNED, testing $LATEST"
+echo "== 3/4 transformers: pinned $PINNED, installed $LATEST; asking the index for the newest published release"
+# A dry run (nothing installed) of the newest published release with the same requirements: its error is the reason.
+if ! "$PYTHON" -m tools.ladder newest --python "$PY" --pinned "$PINNED" --tested "$LATEST" \
+    -- -r "$WORK/requirements.txt" -c "$WORK/constraints.txt" > "$REPORT_DIR/newest.txt" 2>&1; then
+  { echo "transformers: installed and tested $LATEST; the course pins $PINNED."
+    echo "Could not ask the index for the newest published release:"; sed 's/^/  /' "$REPORT_DIR/newest.txt"
+  } > "$REPORT_DIR/newest.failed" && mv "$REPORT_DIR/newest.failed" "$REPORT_DIR/newest.txt"
+fi
+cat "$REPORT_DIR/newest.txt"
 "$PY" -m pip freeze > "$REPORT_DIR/freeze.txt"
 "$PY" -m pip freeze | grep -iE '^(transformers|tokenizers|huggingface[-_]hub|safetensors|accelerate|torch)==' \
   | diff <(grep -iE '^(transformers|tokenizers|huggingface[-_]hub|safetensors|accelerate|torch)==' constraints.txt) - \
@@ -71,7 +82,7 @@ status=${PIPESTATUS[0]}
 set -e
 
 {
-  echo "transformers pinned: $PINNED | tested: $LATEST"
+  cat "$REPORT_DIR/newest.txt"
   echo "versions that differ from constraints.txt (< pinned, > tested):"
   sed 's/^/  /' "$REPORT_DIR/changed_versions.txt"
   if [ "$status" -eq 0 ]; then

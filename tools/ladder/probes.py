@@ -467,7 +467,9 @@ def default_collator_choice():
 
 @probe(
     "collator_pads_to_max_length",
-    "With a tokenizer, batches are padded to the maximum length.",
+    "With a tokenizer, batches are padded to the maximum length, read literally: one width for every batch, wider "
+    "than its longest review. (Read as each batch padded to its own longest review, it holds; the evidence shows "
+    "both.)",
     "Convenient-Trainer guide",
     "01 §3",
 )
@@ -875,7 +877,9 @@ def label_smoothing_changes_labels():
 
 @probe(
     "linear_schedule_keeps_a_floor",
-    "The linear schedule never reaches 0: a very small rate is used as the final learning rate.",
+    "The linear schedule never reaches 0: a very small rate is used as the final learning rate, read as the "
+    "scheduler's rate after the last step. (Read as the rate the last update uses, it holds; the evidence shows "
+    "both.)",
     "Convenient-Trainer guide",
     "03 §5",
 )
@@ -1040,7 +1044,8 @@ def step_begin_flags_switch_off_actions():
 @probe(
     "callback_learning_rate_is_applied_and_logged",
     "A learning rate that a callback writes into `optimizer.param_groups` in `on_step_begin` is the one the step "
-    "applies and the one the Trainer logs.",
+    "applies and the one the Trainer logs, both halves. (The applied half alone, the post's sentence, holds; the "
+    "evidence shows each.)",
     "Long customisation post",
     "06 §5 (DynamicLRCallback)",
 )

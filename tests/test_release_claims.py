@@ -1,0 +1,117 @@
+"""No lesson names a release as "the first" unless the ladder's bisection found a change there.
+
+A rung of the ladder is not a first release: "5.14.1, the first release that accepts X" is only true when the
+bisection (``python -m tools.ladder bisect``) found the change between 5.14.0 and 5.14.1. The lessons' markdown is
+read; every release that a sentence calls "the first" must be the ``first_new`` of a change in
+``docs/ladder/results.json``. The reading matches the before-stop hook's (a release followed, within 40
+characters and no full stop, by "the first") and adds the other order ("the first release that ... is X.Y.Z").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "docs" / "ladder" / "results.json"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+RELEASE = r"\b([45]\.\d+\.\d+)\b"
+CLAIMS = (
+    # "5.14.1, the first release that accepts ...", the hook's reading
+    re.compile(RELEASE + r"[^.]{0,40}?\bthe first\b", re.IGNORECASE),
+    # "the first release with ... is 5.2.0"
+    re.compile(r"\bthe first (?:release|version|transformers)\b[^.]{0,60}?" + RELEASE, re.IGNORECASE),
+)
+
+
+def first_claims(markdown: str) -> list[tuple[str, str]]:
+    """``(release, the words around it)`` for every place the text calls a release "the first": the release before
+    "the first" (the hook's reading) or, where there is none, the release after "the first release"."""
+    before, after = CLAIMS
+    found, taken = [], set()
+    for match in before.finditer(markdown):
+        found.append((match.group(1), " ".join(match.group(0).split())))
+        taken.add(match.end())
+    for match in after.finditer(markdown):
+        if markdown.lower().find("the first", match.start()) + len("the first") not in taken:
+            found.append((match.group(1), " ".join(match.group(0).split())))
+    return found
+
+
+def markdown_of(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+
+
+def bisected_firsts() -> set[str]:
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    return {change["first_new"] for change in results.get("changes", [])}
+
+
+@pytest.mark.parametrize(
+    ("text", "releases"),
+    [
+        ("places the rename in **5.14.1** (refused on 5.14.1, the first release that accepts it)", ["5.14.1"]),
+        ("**4.46.3**, the first that has `compute_loss_func`", ["4.46.3"]),
+        ("The first release with `train_sampling_strategy` is 5.2.0; 5.1.0 has `group_by_length`.", ["5.2.0"]),
+        ("raises `NameError` on any version, the first time an evaluation calls it", []),
+        ("changed in 5.2.0. The first batch is padded", []),
+        ("from **4.46.0**, the first release that accepts it (4.45.2 has none)", ["4.46.0"]),
+    ],
+)
+def test_the_reading_finds_a_first_release_in_either_order(text: str, releases: list[str]) -> None:
+    assert [release for release, _ in first_claims(text)] == releases
+
+
+def test_the_lessons_exist_and_the_results_have_bisected_changes() -> None:
+    assert len(NOTEBOOKS) >= 12
+    assert len(bisected_firsts()) >= 5, "docs/ladder/results.json has no bisected changes: make ladder BISECT=1"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
+def test_every_first_release_in_a_lesson_is_a_bisected_change(path: Path) -> None:
+    firsts = bisected_firsts()
+    wrong = [f"{release}: ...{words}..." for release, words in first_claims(markdown_of(path)) if release not in firsts]
+    assert wrong == [], (
+        f"{path.name} calls a release 'the first' that the ladder's bisection does not start a change at "
+        "(docs/ladder/results.json, changes[].first_new); name the bisected release or say 'a rung':\n  "
+        + "\n  ".join(wrong)
+    )
+
+
+# "4.8.2, `transformers/trainer.py`, line 204:" then a fenced block: a quote of the wheel that `tools.ladder era` read
+QUOTE = re.compile(r"4\.8\.2, `(transformers/[\w/]+\.py)`, line (\d+):\n```\w*\n(.*?)\n```", re.DOTALL)
+
+
+def era_quotes(markdown: str) -> list[tuple[str, int, str]]:
+    return [(name, int(line), text) for name, line, text in QUOTE.findall(markdown)]
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_lessons_quote_4_8_2_from_the_wheel_and_only_what_it_says() -> None:
+    era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
+    read = {(item["file"], item["line"]): item["text"] for item in era["excerpts"].values()}
+    quotes = [(path.name, *quote) for path in NOTEBOOKS for quote in era_quotes(markdown_of(path))]
+    assert len(quotes) >= 10, "the lessons' never-held boxes quote 4.8.2's source"
+    wrong = [
+        f"{notebook}: {name}, line {line}"
+        for notebook, name, line, text in quotes
+        if (name, line) not in read or _words(text) not in _words(read[(name, line)])
+    ]
+    assert wrong == [], (
+        "quotes that are not 4.8.2's text at that line (run `python -m tools.ladder era`):\n" + "\n".join(wrong)
+    )
+
+
+def test_a_changed_quote_is_caught() -> None:
+    text = "4.8.2, `transformers/training_args.py`, line 139:\n```text\nmax_steps (int): Overrides nothing.\n```\n"
+    ((name, line, quoted),) = era_quotes(text)
+    assert (name, line) == ("transformers/training_args.py", 139)
+    era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
+    assert _words(quoted) not in _words(era["excerpts"]["max_steps_doc"]["text"])
