@@ -219,9 +219,21 @@ def ladder() -> dict:
     return json.loads(LADDER_RESULTS.read_text(encoding="utf-8"))
 
 
+def _adjacent(older: str, newer: str) -> bool:
+    """Whether ``newer`` is the final release right after ``older`` (the bisection's list of final releases)."""
+    finals = ladder().get("bisection", {}).get("finals", [])
+    return older in finals and newer in finals and finals.index(newer) == finals.index(older) + 1
+
+
+def _since(newer: str, older: str) -> str:
+    """``"since 5.2.0; 5.1.0 still ..."`` when the two are adjacent releases, else ``"by 5.2.0"`` (not bisected)."""
+    return f"since {newer}" if _adjacent(older, newer) else f"by {newer} (the releases between were not run)"
+
+
 def ladder_history(probe_id: str) -> str:
     """What the ladder's probe ``probe_id`` (a claim that something is accepted) saw happen to it, as
-    ``" (the ladder: deprecated from 4.41.2; accepted on 4.57.6, refused on 5.0.0)"``, or ``""``."""
+    ``" (the ladder: deprecated from 4.41.2; accepted on 4.50.3, refused on 4.51.0)"``, or ``""``. A change the
+    bisection narrowed (``results.json`` ``changes``) is given between its two adjacent releases."""
     data = ladder()
     if probe_id not in data.get("probes", {}):
         return ""
@@ -234,14 +246,21 @@ def ladder_history(probe_id: str) -> str:
                 warned = version
         elif result["verdict"] == "does not hold" and last_accepted and refused is None:
             refused = version
-    parts = [f"deprecated (it warns) from {warned}"] if warned else []
+    for change in data.get("changes", []):
+        if change["probe"] == probe_id and change.get("old") == "holds" and change.get("new") == "does not hold":
+            last_accepted, refused = change["last_old"], change["first_new"]
+    parts = [f"deprecated (it warns) from {warned} or earlier"] if warned else []
     if refused:
-        parts.append(f"accepted on {last_accepted}, refused on {refused}")
+        gap = "" if _adjacent(last_accepted, refused) else " (the releases between were not run)"
+        parts.append(f"accepted on {last_accepted}, refused on {refused}{gap}")
     return f" (the ladder: {'; '.join(parts)})" if parts else ""
 
 
 def ladder_removal(name: str) -> str:
     """When the ladder saw ``TrainingArguments.name`` go: ``" (gone since 5.15.0; 5.14.1 still had it)"``, or ``""``."""
+    for change in ladder().get("changes", []):  # the probe that passes it, bisected to two adjacent releases
+        if change["probe"] == f"argument_{name}" and change.get("new") == "does not hold":
+            return f" (gone since {change['first_new']}; {change['last_old']} still had it)"
     return _went(name, lambda inventory: name in inventory.get("training_arguments", ()))
 
 
@@ -265,7 +284,7 @@ def _went(name: str, present) -> str:
     if last_present is None and data["releases"]:
         return f" (the ladder never saw it: gone before {data['releases'][0]}, its oldest release)"
     if gone_after:
-        return f" (gone since {gone_after}; {last_present} still had it)"
+        return f" (gone {_since(gone_after, last_present)}; {last_present} still had it)"
     return ""
 
 
@@ -280,7 +299,8 @@ def ladder_call_change(name: str, fits) -> str:
         if all(fits(shape) for shape in shapes):
             fitted = version
         elif fitted is not None:
-            return f" (the call changed in {version}; {fitted} still called it in a way this override takes)"
+            changed = f"in {version}" if _adjacent(fitted, version) else f"by {version} (releases between not run)"
+            return f" (the call changed {changed}; {fitted} still called it in a way this override takes)"
     return ""
 
 
