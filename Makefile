@@ -24,17 +24,22 @@ help:
 	@echo "make book     - the course as a website (Sphinx, myst-nb) in _build/book/, from the executed notebooks"
 	@echo "make test-browser - the book and JupyterLab in Debian's chromium (playwright): pages, links, search, Run All"
 
-# uv's pip interface installs the pins when it can be had, else pip does (COURSE_INSTALLER=pip forces pip):
-# the same files and steps either way (tools/install.py).
+# Before .venv is created, $(PYTHON) must be the tested Python (3.11; tools/python_version.py says how to get it
+# otherwise, and UNTESTED_PYTHON=1 tries a newer one anyway). uv's pip interface installs the pins when it can be
+# had, else pip does (COURSE_INSTALLER=pip forces pip): the same files and steps either way, with the torch build
+# for this machine (CPU without an NVIDIA driver; COURSE_TORCH=cpu or cuda chooses; tools/install.py).
 $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml tools/install.py
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) is not installed: the course needs Python 3.11 (see README.md, 'Set-up on your laptop'), then make lab PYTHON=python3.11"; exit 1; }
+	test -x $(PY) || { $(PYTHON) -m tools.python_version --name $(PYTHON) $(if $(UNTESTED_PYTHON),--allow-untested) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m tools.install $(PY)
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# JupyterLab on notebooks/, with the course's own settings (jupyter/: no news pop-up) and --allow-root when run as
+# root (containers, cloud machines): tools/lab.py. LAB_ARGS are passed on (make lab LAB_ARGS=--port=8890).
 lab: venv
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	$(PY) -m tools.lab $(LAB_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check helpers tools tests notebooks
