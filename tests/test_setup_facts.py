@@ -153,3 +153,46 @@ def test_make_test_hands_out_the_longest_files_first(tmp_path: Path) -> None:
     items = [SimpleNamespace(nodeid=name) for name in [*names, "tests/test_d.py::y"]]
     suite_order.longest_first(items, seconds)
     assert [item.nodeid for item in items] == [names[3], names[1], names[2], names[0], "tests/test_d.py::y"]
+
+
+def test_the_torch_line_gives_both_builds_measured() -> None:
+    facts = setup_facts.load_facts()
+    assert "torch" in facts, "run python -m tools.setup_facts measure-torch"
+    torch = facts["torch"]
+    assert torch["cpu"]["version"].endswith("+cpu") and not torch["cuda"]["version"].endswith("+cpu")
+    assert torch["cuda"]["download_bytes"] > 5 * torch["cpu"]["download_bytes"] and torch["cuda"]["nvidia_packages"]
+    line = " ".join(setup_facts.torch_line(torch).split())
+    assert f"downloads {torch['cpu']['download_bytes'] / 1e9:.2f} GB" in line
+    assert f"downloads {torch['cuda']['download_bytes'] / 1e9:.2f} GB" in line
+    assert f"takes {torch['cuda']['installed_bytes'] / 1e9:.2f} GB" in line and "COURSE_TORCH=cpu" in line
+    assert " ".join(setup_facts.setup_block().split()).count(line) == 1
+
+
+def test_the_torch_measurement_downloads_installs_and_measures(tmp_path: Path) -> None:
+    """On a folder of one small wheel (no index, no network): what it downloads and what the install adds."""
+    import zipfile
+
+    wheels = tmp_path / "offered"
+    wheels.mkdir()
+    info = "torch-9.9.9+cpu.dist-info"
+    with zipfile.ZipFile(wheels / "torch-9.9.9+cpu-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("torch/__init__.py", "VALUE = 1\n" * 1000)
+        wheel.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 9.9.9+cpu\n")
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+    measured = setup_facts.measure_torch_build(
+        "torch==9.9.9+cpu", ["--no-index", "--find-links", str(wheels)], tmp_path / "build"
+    )
+    assert measured["version"] == "9.9.9+cpu" and measured["files"] == 1 and measured["nvidia_packages"] == 0
+    assert measured["download_bytes"] == (wheels / "torch-9.9.9+cpu-py3-none-any.whl").stat().st_size
+    assert 10_000 <= measured["installed_bytes"] < 1_000_000, measured
+
+
+def test_a_participant_copys_block_never_shows_the_full_courses_suite() -> None:
+    facts = setup_facts.load_facts()
+    block = setup_facts.setup_block({**facts, "participant_suite": None}, suite_key=setup_facts.PARTICIPANT_SUITE)
+    assert "not measured yet for this copy" in block
+    if "suite" in facts:
+        assert f"{facts['suite']['tests']} tests" not in block
