@@ -11,13 +11,13 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser
 
 help:
-	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
+	@echo "make lab      - create .venv if missing (Python 3.11; PYTHON=python3.11), install the pinned packages (torch: CPU build without an NVIDIA driver), open JupyterLab on notebooks/"
 	@echo "make test     - create .venv if missing, run the unit tests and every notebook (nbmake), offline"
 	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON); SUITE=1 also times make venv + make test from a fresh clone"
-	@echo "make participant-copies REPO=owner/name - learner copies without solutions or outputs, in participant_copies/, pointed at the learners' repository"
+	@echo "make participant-copies REPO=owner/name - the learners' copy without solutions or outputs, in ../name (next to this checkout), pointed at the learners' repository"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
 	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
 	@echo "make test-colab - a simulated Colab (.venv-colab) runs the set-up cell and notebooks 00 and 03"

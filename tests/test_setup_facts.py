@@ -196,3 +196,43 @@ def test_a_participant_copys_block_never_shows_the_full_courses_suite() -> None:
     assert "not measured yet for this copy" in block
     if "suite" in facts:
         assert f"{facts['suite']['tests']} tests" not in block
+
+
+def test_the_simulated_colab_time_is_given_for_the_course_not_for_a_copy() -> None:
+    colab = {"seconds": 486.0, "machine": "2-core CPU", "date": "2026-12-03"}
+    block = " ".join(setup_facts.setup_block({"colab": colab}).split())
+    assert "**`make test-colab`** (the simulated Colab, which CI runs after `make test`): 8 minutes" in block
+    copy = setup_facts.setup_block({"colab": colab}, suite_key=setup_facts.PARTICIPANT_SUITE)
+    assert "test-colab" not in copy
+
+
+def test_the_readme_describes_every_step_of_ci() -> None:
+    """Each `make ...` line of .ci/run is named in the README's sentence on it, in the same order."""
+    steps = re.findall(r"(?m)^(make [^\n#]+?)\s*$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert "make test-colab" in steps and any("LADDER=ends" in step for step in steps), steps
+    sentence = " ".join(README.split("`.ci/run` calls", 1)[1].split("\n\n", 1)[0].split())
+    found = [sentence.find(f"`{step}`") for step in steps]
+    assert -1 not in found and found == sorted(found), list(zip(steps, found, strict=True))
+
+
+def test_the_readme_says_what_the_first_make_lab_does_for_a_newcomer() -> None:
+    text = " ".join(README.split("## Set-up on your laptop", 1)[1].split("\n## ", 1)[0].split())
+    for said in (
+        "make lab PYTHON=python3.11",
+        "xcode-select --install",
+        "--allow-root",
+        "COURSE_TORCH=cpu",
+        "no `nvidia-smi`, no `/proc/driver/nvidia`",
+        "collapsed",
+    ):
+        assert said in text, said
+    assert text.index("What the first `make lab` does") < text.index("**Which torch.**"), "the torch note comes late"
+
+
+def test_every_source_named_in_chinese_has_an_english_gloss() -> None:
+    section = README.split("\n## Sources\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| **")]
+    named = [row for row in rows if re.search(r'"[^"]*[\u4e00-\u9fff][^"]*"', row)]
+    assert named, "no source is named in Chinese: the test has nothing to check"
+    for row in named:
+        assert re.search(r'"[^"]*[\u4e00-\u9fff][^"]*" \("[A-Za-z][ -~]+"\)', row), row

@@ -15,6 +15,9 @@ Usage:
                                                   record a `make test` that took S seconds on this machine (timed
                                                   by the caller, e.g. `/usr/bin/time -f %e make test`), rewrite
                                                   the block
+    python -m tools.setup_facts measure-colab     time what `make test-colab` runs once .venv exists
+                                                  (tools/test_colab.sh: the simulated Colab, built from the
+                                                  registry); record it, rewrite the block
     python -m tools.setup_facts measure-torch [--cpu-from DIR]
                                                   download and install the pinned torch alone (with its
                                                   dependencies) in two throwaway venvs, as the CPU build and as
@@ -115,6 +118,13 @@ def setup_block(facts: dict[str, Any] | None = None, suite_key: str = SUITE) -> 
         lines.append(
             f"- **`make lab`** once `.venv` exists: JupyterLab answered after {_minutes(lab['seconds'])} on the same "
             "machine; your browser opens it."
+        )
+    colab = facts.get("colab")
+    if colab and suite_key == SUITE:
+        lines.append(
+            f"- **`make test-colab`** (the simulated Colab, which CI runs after `make test`): "
+            f"{_minutes(colab['seconds'])} on a {colab['machine']} ({colab['date']}); it builds `.venv-colab` from "
+            "the package registry each time."
         )
     suite = facts.get(suite_key)
     if suite:
@@ -377,6 +387,22 @@ def measure_suite(source: Path = ROOT, key: str = SUITE) -> dict[str, Any]:
     return values
 
 
+def measure_colab() -> dict[str, Any]:
+    """Time ``tools/test_colab.sh`` (``make test-colab`` once .venv exists) in this checkout.
+
+    Raises:
+        SetupFactsError: it failed; nothing is recorded.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(["bash", "tools/test_colab.sh"], cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SetupFactsError(f"tools/test_colab.sh failed:\n{done.stdout[-3000:]}{done.stderr[-1000:]}")
+    values = {"seconds": round(seconds, 1), "machine": _machine(), "date": datetime.date.today().isoformat()}
+    _record("colab", values)
+    return values
+
+
 def _pip_without_configuration() -> dict[str, str]:
     """The environment for pip with none of this machine's pip settings (config files, ``PIP_*`` variables): what
     a learner's pip sees, PyPI and the indexes named on its command line."""
@@ -449,7 +475,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "mode",
         nargs="?",
-        choices=("write", "measure-install", "measure-test", "measure-suite", "record-test", "measure-torch"),
+        choices=(
+            "write",
+            "measure-install",
+            "measure-test",
+            "measure-suite",
+            "record-test",
+            "measure-torch",
+            "measure-colab",
+        ),
         default="write",
     )
     parser.add_argument("--seconds", type=float, help="record-test: how long the passing `make test` took")
@@ -477,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
             print(measure_test())
         elif options.mode == "measure-suite":
             print(json.dumps(measure_suite(), indent=2))
+        elif options.mode == "measure-colab":
+            print(measure_colab())
         elif options.mode == "measure-torch":
             print(json.dumps(measure_torch(options.cpu_from), indent=2))
         elif options.mode == "record-test":
