@@ -85,7 +85,7 @@ def test_linux_without_a_driver_takes_the_cpu_build_with_one_the_cuda_build() ->
     cuda = install.choose_torch({}, "Linux", present)
     assert (cuda.build, cuda.index) == ("cuda", None) and "/usr/bin/nvidia-smi" in cuda.reason
     mac = install.choose_torch({}, "Darwin", present)
-    assert (mac.build, mac.index) == ("pypi", None)
+    assert (mac.build, mac.index) == ("pypi", None) and "on macOS PyPI's torch is the CPU build" in mac.reason
     said = install.describe(cpu)
     assert said.startswith("torch: the CPU build, because this Linux machine shows no NVIDIA driver")
     assert "COURSE_TORCH=cuda" in said, "the line says how to choose otherwise"

@@ -139,7 +139,8 @@ def choose_torch(
             f"got {wanted!r}; unset it to let the install choose."
         )
     if system != "Linux":
-        return TorchChoice("pypi", f"on {system or 'this system'} PyPI's torch is the CPU build (with MPS on a Mac)")
+        shown = {"Darwin": "macOS"}.get(system, system or "this system")
+        return TorchChoice("pypi", f"on {shown} PyPI's torch is the CPU build (with MPS on a Mac)")
     found = driver()
     if found:
         return TorchChoice("cuda", f"this Linux machine has an NVIDIA driver ({found})")
