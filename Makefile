@@ -11,30 +11,35 @@ OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser
 
 help:
-	@echo "make lab      - create .venv if missing, install the pinned packages, open JupyterLab on notebooks/"
+	@echo "make lab      - create .venv if missing (Python 3.11; PYTHON=python3.11), install the pinned packages (torch: CPU build without an NVIDIA driver), open JupyterLab on notebooks/"
 	@echo "make test     - create .venv if missing, run the unit tests and every notebook (nbmake), offline"
 	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON); SUITE=1 also times make venv + make test from a fresh clone"
-	@echo "make participant-copies REPO=owner/name - learner copies without solutions or outputs, in participant_copies/, pointed at the learners' repository"
+	@echo "make participant-copies REPO=owner/name - the learners' copy without solutions or outputs, in ../name (next to this checkout), pointed at the learners' repository"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
 	@echo "make test-latest - run the suite against the newest transformers in a separate venv (.venv-latest)"
 	@echo "make test-colab - a simulated Colab (.venv-colab) runs the set-up cell and notebooks 00 and 03"
 	@echo "make book     - the course as a website (Sphinx, myst-nb) in _build/book/, from the executed notebooks"
 	@echo "make test-browser - the book and JupyterLab in Debian's chromium (playwright): pages, links, search, Run All"
 
-# uv's pip interface installs the pins when it can be had, else pip does (COURSE_INSTALLER=pip forces pip):
-# the same files and steps either way (tools/install.py).
+# Before .venv is created, $(PYTHON) must be the tested Python (3.11; tools/python_version.py says how to get it
+# otherwise, and UNTESTED_PYTHON=1 tries a newer one anyway). uv's pip interface installs the pins when it can be
+# had, else pip does (COURSE_INSTALLER=pip forces pip): the same files and steps either way, with the torch build
+# for this machine (CPU without an NVIDIA driver; COURSE_TORCH=cpu or cuda chooses; tools/install.py).
 $(STAMP): requirements.txt requirements-nodeps.txt constraints.txt pyproject.toml tools/install.py
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) is not installed: the course needs Python 3.11 (see README.md, 'Set-up on your laptop'), then make lab PYTHON=python3.11"; exit 1; }
+	test -x $(PY) || { $(PYTHON) -m tools.python_version --name $(PYTHON) $(if $(UNTESTED_PYTHON),--allow-untested) && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m tools.install $(PY)
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# JupyterLab on notebooks/, with the course's own settings (jupyter/: no news pop-up) and --allow-root when run as
+# root (containers, cloud machines): tools/lab.py. LAB_ARGS are passed on (make lab LAB_ARGS=--port=8890).
 lab: venv
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	$(PY) -m tools.lab $(LAB_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check helpers tools tests notebooks

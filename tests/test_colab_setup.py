@@ -222,3 +222,37 @@ def test_versions_leaves_out_jupyterlab_and_nbmake_on_colab(monkeypatch) -> None
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     found = versions()
     assert "jupyterlab" not in found and "nbmake" not in found and found["transformers"] != "missing"
+
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_every_committed_notebook_opens_with_the_set_up_code_collapsed(path: Path) -> None:
+    """JupyterLab collapses the input of a cell with ``jupyter.source_hidden``, Colab shows ``cellView: form`` as a
+    form (a "Show code" link); the book hides it by the ``hide-input`` tag. The cell's output stays shown."""
+    import nbformat
+
+    from tools.notebook_format import SETUP_MARKER, SETUP_METADATA, SETUP_TAGS
+
+    setup = next(cell for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code")
+    assert setup.source.startswith(SETUP_MARKER), f"{path.name}: the first code cell is not the set-up cell"
+    assert setup.metadata.get("jupyter", {}).get("source_hidden") is True, f"{path.name}: run notebook_format apply"
+    assert not setup.metadata.get("jupyter", {}).get("outputs_hidden"), "its output (the profile line) stays shown"
+    assert setup.metadata.get("cellView") == SETUP_METADATA["cellView"] == "form"
+    assert setup.metadata.get("tags") == SETUP_TAGS
+
+
+def test_the_shared_parts_collapse_the_set_up_cell_of_a_new_notebook() -> None:
+    import nbformat
+
+    from helpers.registry import lessons
+    from tools.notebook_format import apply_shared_parts
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# title"), nbformat.v4.new_code_cell("x = 1")]
+    apply_shared_parts(nb, lessons()[0].file)
+    setup = nb.cells[1]
+    assert setup.source == setup_cell_source()
+    assert setup.metadata["jupyter"] == {"source_hidden": True} and setup.metadata["cellView"] == "form"
+    nbformat.validate(nb)

@@ -1,6 +1,8 @@
 """tools/participant_copies.py: the learners' copy has no outputs and no solutions, points every Colab badge and
 set-up cell at the participants' repository (`make participant-copies REPO=owner/name`), has a README written for
-learners, and its exercises still load. The workshop guide's steps match."""
+learners with the figures of a copy's own suite, and its exercises still load. It is written outside the course
+checkout, its marker stays out of the learners' repository, and the workshop guide's steps work end to end: make
+the copy, commit it, clone it as a learner, run its tests there."""
 
 from __future__ import annotations
 
@@ -130,8 +132,12 @@ def test_the_workshop_guide_tells_teachers_and_learners_the_same_steps() -> None
     repository = made.group(1)
     assert f"git clone https://github.com/{repository}.git" in section, "learners clone another repository"
     assert "fork of the course" not in section
-    steps = participant_copies.push_steps(repository, Path("participant_copies"), "main")
+    out = participant_copies.default_out(repository)
+    assert out.parent == ROOT.parent, "the copy goes next to the course checkout, not into it"
+    steps = participant_copies.push_steps(repository, f"../{out.name}", "main")
     assert all(line in section for line in steps.splitlines()), "the guide's publishing steps differ from the tool's"
+    update = participant_copies.push_steps(repository, f"../{out.name}", "main", update=True).splitlines()[-1]
+    assert f"`{update}`" in " ".join(section.split()), "the guide's update steps differ from the tool's"
 
 
 def test_every_notebook_is_copied_valid_and_without_outputs(copy_dir: Path) -> None:
@@ -247,3 +253,112 @@ def test_an_unknown_placeholder_in_the_learners_readme_is_refused(tmp_path: Path
     template.write_text("clone {{repository}}; see {{wiki}}\n", encoding="utf-8")
     with pytest.raises(participant_copies.ParticipantCopyError, match="wiki"):
         participant_copies.learner_readme(PARTICIPANTS, "main", template)
+
+
+def test_the_copy_goes_next_to_the_checkout_and_never_inside_it(tmp_path: Path) -> None:
+    out = participant_copies.default_out(PARTICIPANTS)
+    assert out == ROOT.resolve().parent / "trainer-course-2027" and ROOT.resolve() not in out.parents
+    inside = ROOT / "participant_copies" / "inside-test"
+    with pytest.raises(participant_copies.ParticipantCopyError, match="inside the course checkout"):
+        participant_copies.make_copies(PARTICIPANTS, inside)
+    assert not inside.exists()
+    with pytest.raises(participant_copies.ParticipantCopyError, match="holds the course repository itself"):
+        participant_copies.make_copies(PARTICIPANTS, ROOT.parent)
+
+
+def _git(folder: Path, *arguments: str) -> str:
+    return subprocess.run(["git", *arguments], cwd=folder, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_guides_steps_publish_a_repository_a_learner_clones_and_tests(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """End to end, as the workshop guide says: the copy (outside any checkout), ``git init``, ``git add -A``,
+    ``git commit``; the marker stays out of the commit; a learner's ``git clone`` has every notebook and test, all
+    its tests are collected, and a part of them runs green there (``make test`` in a clone is what
+    ``python -m tools.participant_copies --measure`` times: the README's figures). A second run of the tool keeps
+    the copy's ``.git`` and, with nothing changed in the course, leaves nothing to commit."""
+    base = tmp_path_factory.mktemp("published")
+    out = base / "trainer-course-2027"
+    participant_copies.make_copies(PARTICIPANTS, out)
+    marker = participant_copies.MARKER
+    assert f"/{marker}" in (out / ".gitignore").read_text().splitlines()
+    participant_copies.publish_locally(out, "main")
+    committed = _git(out, "ls-files").splitlines()
+    assert marker not in committed and (out / marker).is_file(), "the marker is committed, or gone"
+    assert "README.md" in committed and "helpers/solutions.py" in committed
+    assert not _git(out, "status", "--porcelain"), "git add -A left files out"
+    participant_copies.make_copies(PARTICIPANTS, out)
+    assert (out / ".git").is_dir() and not _git(out, "status", "--porcelain"), "a second run changed the copy"
+    clone = base / "learner"
+    subprocess.run(["git", "clone", "--quiet", str(out), str(clone)], check=True)
+    assert not (clone / marker).exists()
+    assert sorted(path.name for path in (clone / "notebooks").glob("[0-9][0-9]_*.ipynb")) == sorted(
+        path.name for path in ROOT.glob(participant_copies.NOTEBOOK_GLOB)
+    )
+    path = os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    collected = subprocess.run(
+        [*pytest_command, "--collect-only", "tests"], cwd=clone, env=environment, capture_output=True, text=True
+    )
+    assert collected.returncode == 0, collected.stdout[-3000:]
+    count = int(re.search(r"(\d+) tests? collected", collected.stdout).group(1))
+    subset = [f"tests/{name}" for name in ("test_notebook_nav.py", "test_sources.py", "test_lab.py")]
+    ran = subprocess.run(
+        [*pytest_command, *subset], cwd=clone, env=environment, capture_output=True, text=True, timeout=600
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    print(f"\nthe learner's clone: {count} tests collected; {ran.stdout.strip().splitlines()[-1]}")
+
+
+def test_no_learner_facing_file_of_the_copy_names_a_file_the_copy_lacks(copy_dir: Path) -> None:
+    """The README, the lessons, the helpers (whose docstrings a learner reads with help()), the data sheet, the
+    cheat sheet and the book's configuration name no file that was left out (docs/workshop.md, the tools and tests
+    for teachers). ``helpers/solutions`` is the stand-in module here."""
+    files = participant_copies.repository_files()
+    missing = sorted({path for path in files if participant_copies.is_left_out(path)} - {"helpers/solutions"})
+    missing = [path for path in missing if not path.startswith(participant_copies.SOLUTIONS_DIR)]
+    assert "docs/workshop.md" in missing and "tools/participant_copies.py" in missing
+    read = [copy_dir / "README.md", copy_dir / participant_copies.MARKER, copy_dir / "data" / "README.md"]
+    read += [copy_dir / "docs" / "cheatsheet.md", *sorted((copy_dir / "docs" / "book").glob("*.py"))]
+    read += sorted((copy_dir / "notebooks").glob("*.ipynb")) + sorted((copy_dir / "helpers").rglob("*.py"))
+    named = {
+        str(path.relative_to(copy_dir)): sorted(name for name in missing if name in path.read_text(encoding="utf-8"))
+        for path in read
+        if path.is_file()
+    }
+    named = {name: found for name, found in named.items() if found}
+    assert not named, named
+    lesson = next((copy_dir / "notebooks").glob("12_*.ipynb")).read_text(encoding="utf-8")
+    assert "Teachers:" not in lesson and "RUN_REFERENCE = False" not in lesson
+
+
+def test_the_learners_readme_gives_the_figures_of_a_copys_own_suite() -> None:
+    """Never the full course's suite (its test count, its test files): a copy's, or 'not measured yet'."""
+    from tools.setup_facts import load_facts
+
+    facts = load_facts()
+    full = facts["suite"]
+    copy_suite = {**full, "tests": 4321, "parts": {**full["parts"], "unit_count": 4300}}
+    copy_suite["parts"]["slowest_files"] = [["test_notebook_nav.py", 1.5]]
+    readme = participant_copies.learner_readme(PARTICIPANTS, "main", facts={**facts, "participant_suite": copy_suite})
+    assert "4321 tests" in readme and "test_notebook_nav.py" in readme
+    assert f"{full['tests']} tests" not in readme and "test_capstone.py" not in readme
+    unmeasured = {key: value for key, value in facts.items() if key != "participant_suite"}
+    readme = participant_copies.learner_readme(PARTICIPANTS, "main", facts=unmeasured)
+    assert "not measured yet for this copy" in readme and f"{full['tests']} tests" not in readme
+    if "participant_suite" in facts:
+        measured = facts["participant_suite"]
+        assert measured["tests"] < full["tests"], "the copy runs fewer tests than the course"
+        assert f"{measured['tests']} tests" in participant_copies.learner_readme(PARTICIPANTS, "main")
+
+
+def test_the_left_out_count_is_the_number_of_entries_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert participant_copies.main(["--repo", PARTICIPANTS, "--out", str(tmp_path / "copy")]) == 0
+    printed = capsys.readouterr().out
+    line = next(line for line in printed.splitlines() if line.startswith("left out ("))
+    count = int(re.match(r"left out \((\d+)", line).group(1))
+    listed = line.split("): ", 1)[1].split(", ")
+    assert count == len(listed) == len(set(listed)) and participant_copies.SOLUTIONS_DIR in listed
+    assert "git init -q -b main" in printed and f"cd {tmp_path / 'copy'}" in printed

@@ -153,3 +153,86 @@ def test_make_test_hands_out_the_longest_files_first(tmp_path: Path) -> None:
     items = [SimpleNamespace(nodeid=name) for name in [*names, "tests/test_d.py::y"]]
     suite_order.longest_first(items, seconds)
     assert [item.nodeid for item in items] == [names[3], names[1], names[2], names[0], "tests/test_d.py::y"]
+
+
+def test_the_torch_line_gives_both_builds_measured() -> None:
+    facts = setup_facts.load_facts()
+    assert "torch" in facts, "run python -m tools.setup_facts measure-torch"
+    torch = facts["torch"]
+    assert torch["cpu"]["version"].endswith("+cpu") and not torch["cuda"]["version"].endswith("+cpu")
+    assert torch["cuda"]["download_bytes"] > 5 * torch["cpu"]["download_bytes"] and torch["cuda"]["nvidia_packages"]
+    line = " ".join(setup_facts.torch_line(torch).split())
+    assert f"downloads {torch['cpu']['download_bytes'] / 1e9:.2f} GB" in line
+    assert f"downloads {torch['cuda']['download_bytes'] / 1e9:.2f} GB" in line
+    assert f"takes {torch['cuda']['installed_bytes'] / 1e9:.2f} GB" in line and "COURSE_TORCH=cpu" in line
+    assert " ".join(setup_facts.setup_block().split()).count(line) == 1
+
+
+def test_the_torch_measurement_downloads_installs_and_measures(tmp_path: Path) -> None:
+    """On a folder of one small wheel (no index, no network): what it downloads and what the install adds."""
+    import zipfile
+
+    wheels = tmp_path / "offered"
+    wheels.mkdir()
+    info = "torch-9.9.9+cpu.dist-info"
+    with zipfile.ZipFile(wheels / "torch-9.9.9+cpu-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("torch/__init__.py", "VALUE = 1\n" * 1000)
+        wheel.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: 9.9.9+cpu\n")
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        wheel.writestr(f"{info}/RECORD", "")
+    measured = setup_facts.measure_torch_build(
+        "torch==9.9.9+cpu", ["--no-index", "--find-links", str(wheels)], tmp_path / "build"
+    )
+    assert measured["version"] == "9.9.9+cpu" and measured["files"] == 1 and measured["nvidia_packages"] == 0
+    assert measured["download_bytes"] == (wheels / "torch-9.9.9+cpu-py3-none-any.whl").stat().st_size
+    assert 10_000 <= measured["installed_bytes"] < 1_000_000, measured
+
+
+def test_a_participant_copys_block_never_shows_the_full_courses_suite() -> None:
+    facts = setup_facts.load_facts()
+    block = setup_facts.setup_block({**facts, "participant_suite": None}, suite_key=setup_facts.PARTICIPANT_SUITE)
+    assert "not measured yet for this copy" in block
+    if "suite" in facts:
+        assert f"{facts['suite']['tests']} tests" not in block
+
+
+def test_the_simulated_colab_time_is_given_for_the_course_not_for_a_copy() -> None:
+    colab = {"seconds": 486.0, "machine": "2-core CPU", "date": "2026-12-03"}
+    block = " ".join(setup_facts.setup_block({"colab": colab}).split())
+    assert "**`make test-colab`** (the simulated Colab, which CI runs after `make test`): 8 minutes" in block
+    copy = setup_facts.setup_block({"colab": colab}, suite_key=setup_facts.PARTICIPANT_SUITE)
+    assert "test-colab" not in copy
+
+
+def test_the_readme_describes_every_step_of_ci() -> None:
+    """Each `make ...` line of .ci/run is named in the README's sentence on it, in the same order."""
+    steps = re.findall(r"(?m)^(make [^\n#]+?)\s*$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))
+    assert "make test-colab" in steps and any("LADDER=ends" in step for step in steps), steps
+    sentence = " ".join(README.split("`.ci/run` calls", 1)[1].split("\n\n", 1)[0].split())
+    found = [sentence.find(f"`{step}`") for step in steps]
+    assert -1 not in found and found == sorted(found), list(zip(steps, found, strict=True))
+
+
+def test_the_readme_says_what_the_first_make_lab_does_for_a_newcomer() -> None:
+    text = " ".join(README.split("## Set-up on your laptop", 1)[1].split("\n## ", 1)[0].split())
+    for said in (
+        "make lab PYTHON=python3.11",
+        "xcode-select --install",
+        "--allow-root",
+        "COURSE_TORCH=cpu",
+        "no `nvidia-smi`, no `/proc/driver/nvidia`",
+        "collapsed",
+    ):
+        assert said in text, said
+    assert text.index("What the first `make lab` does") < text.index("**Which torch.**"), "the torch note comes late"
+
+
+def test_every_source_named_in_chinese_has_an_english_gloss() -> None:
+    section = README.split("\n## Sources\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| **")]
+    named = [row for row in rows if re.search(r'"[^"]*[\u4e00-\u9fff][^"]*"', row)]
+    assert named, "no source is named in Chinese: the test has nothing to check"
+    for row in named:
+        assert re.search(r'"[^"]*[\u4e00-\u9fff][^"]*" \("[A-Za-z][ -~]+"\)', row), row

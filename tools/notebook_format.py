@@ -7,6 +7,8 @@ link line all come from here; ``make execute`` and ``make set-repo`` rewrite the
 Authoring: write a lesson as a percent-format Python file (``# %% [markdown]`` and ``# %%`` cells), without
 the shared parts, then ``python -m tools.notebook_format build src.py notebooks/NN_topic.ipynb``.
 ``python -m tools.notebook_format source notebooks/NN_topic.ipynb > src.py`` goes back the other way.
+``python -m tools.notebook_format apply notebooks/NN_topic.ipynb ...`` rewrites the shared parts of committed
+notebooks in place (their outputs are kept), for a change of the shared parts that needs no new run.
 The .ipynb files are the source of truth; percent files are a convenience for editing.
 """
 
@@ -94,6 +96,10 @@ import helpers
 profile = helpers.setup_notebook()  # seeds, picks the device and sizes, prints them"""
 # The book shows a reader of the website one line instead of the set-up code (myst-nb's tag).
 SETUP_TAGS = ["hide-input"]
+# And the notebook opens with the set-up code collapsed, its output shown: JupyterLab collapses a cell's input by
+# ``jupyter.source_hidden`` (nbformat's cell metadata; it shows the first line, "# Set-up: ...", and a click
+# opens the code), Colab by ``cellView: "form"`` (the form view: a "Show code" link instead of the code).
+SETUP_METADATA = {"jupyter": {"source_hidden": True}, "cellView": "form"}
 
 
 def setup_cell_source(config: dict[str, str] | None = None) -> str:
@@ -170,6 +176,8 @@ def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, s
         setup = nbformat.v4.new_code_cell(setup_cell_source(config))
         nb.cells.insert(1, setup)
     setup.metadata["tags"] = list(SETUP_TAGS)
+    setup.metadata.setdefault("jupyter", {}).update(SETUP_METADATA["jupyter"])
+    setup.metadata["cellView"] = SETUP_METADATA["cellView"]
     where = nb.cells.index(setup) + 1
     goals = [cell for cell in nb.cells if cell.cell_type == "markdown" and cell.source.startswith(GOALS_HEADING)]
     if goals:
@@ -224,10 +232,27 @@ def to_percent(path: Path) -> str:
     return "\n\n".join(out) + "\n"
 
 
+def apply(paths: list[Path]) -> list[Path]:
+    """Rewrite the shared parts of each notebook in place, outputs untouched; the notebooks that changed."""
+    changed = []
+    for path in paths:
+        before = path.read_text(encoding="utf-8")
+        nb = nbformat.read(path, as_version=4)
+        apply_shared_parts(nb, path.name)
+        nbformat.validate(nb)
+        nbformat.write(nb, path)
+        if path.read_text(encoding="utf-8") != before:
+            changed.append(path)
+    return changed
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "build":
         build(Path(sys.argv[2]), Path(sys.argv[3]))
     elif len(sys.argv) == 3 and sys.argv[1] == "source":
         sys.stdout.write(to_percent(Path(sys.argv[2])))
+    elif len(sys.argv) >= 3 and sys.argv[1] == "apply":
+        for changed in apply([Path(name) for name in sys.argv[2:]]):
+            print(f"rewrote the shared parts of {changed}")
     else:
-        sys.exit("usage: notebook_format.py build SRC.py NOTEBOOK.ipynb | source NOTEBOOK.ipynb")
+        sys.exit("usage: notebook_format.py build SRC.py NOTEBOOK.ipynb | source NOTEBOOK.ipynb | apply NOTEBOOK ...")

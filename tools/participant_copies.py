@@ -3,44 +3,59 @@ address pointing at the participants' repository.
 
 Usage: python -m tools.participant_copies --repo OWNER/NAME [--out DIR]
        (``make participant-copies REPO=owner/name``)
+       python -m tools.participant_copies --measure
+       (make a copy, commit it, clone it as a learner would, and time ``make venv`` and ``make test`` in the clone:
+       the figures the learners' README gives, in docs/setup_facts.json under ``participant_suite``)
 
-``--repo`` is the GitHub repository the teacher pushes the copy to, for the learners. The copy goes to
-``participant_copies/`` (gitignored) unless ``--out`` says otherwise. It holds the files of the repository as git
-would commit them (tracked files and untracked files that are not ignored), except:
+``--repo`` is the GitHub repository the teacher pushes the copy to, for the learners. The copy goes next to the
+course checkout, into a folder named after the repository (``../NAME``), unless ``--out`` says otherwise; never
+into the checkout itself, where ``git init`` would make a repository inside a repository. A second run replaces
+the copy's files and keeps its ``.git``, so the teacher commits the update and pushes it. The copy holds the files
+of the repository as git would commit them (tracked files and untracked files that are not ignored), except:
 
 * every ``notebooks/NN_*.ipynb`` is written with its outputs and execution counts cleared, and its Colab badge
   and set-up cell (``COURSE_REPO``, what Colab clones) point at ``--repo``, as does ``[tool.course]`` in
   pyproject.toml: on Colab a learner's notebook clones the participants' repository, never the full course;
 * ``helpers/solutions/`` is left out and replaced by ``helpers/solutions.py``, a stand-in that lets the exercise
   modules import, so ``qN.check()`` works as usual and ``qN.solution()`` prints "ask your teacher";
-* README.md is the learners' README (:data:`LEARNER_README`, filled in with the repository and the lessons);
+* README.md is the learners' README (:data:`LEARNER_README`, filled in with the repository, the lessons and the
+  measured figures of a participant copy's own ``make test``);
 * teacher-only files are left out: this tool, the workshop guide and agenda, the tests that need the solutions
   or the committed outputs, and the tests that hold correct answers written out (:data:`TEACHER_ONLY`,
   :data:`ANSWER_TESTS`, :func:`needs_solutions`).
 
-The folder then works alone: ``make lab`` and ``make test`` run in it as they do in the course repository.
+The folder then works alone: ``make lab`` and ``make test`` run in it as they do in the course repository. The
+tool's marker file (:data:`MARKER`, which lets a later run replace the folder) is listed in the copy's
+``.gitignore``, so ``git add -A`` leaves it out of the learners' repository.
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
 from helpers.registry import lessons  # noqa: E402
 from tools.set_repo import RepositoryError, check_repository, point_at  # noqa: E402
-from tools.setup_facts import setup_block  # noqa: E402
+from tools.setup_facts import PARTICIPANT_SUITE, measure_suite, setup_block  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LEARNER_README = ROOT / "tools" / "participant_readme.md"
-DEFAULT_OUT = ROOT / "participant_copies"
 MARKER = ".participant-copy"
+MARKER_TEXT = (
+    "Made by the course's participant-copy tool (make participant-copies), which replaces this folder's files.\n"
+)
+IGNORE_MARKER = f"\n# The participant-copy tool's marker: not part of the learners' repository.\n/{MARKER}\n"
+MEASURE_REPOSITORY = "participants/trainer-course"  # --measure: the copy is never pushed, any name does
 SOLUTIONS_DIR = "helpers/solutions/"
 NOTEBOOK_GLOB = "notebooks/[0-9][0-9]_*.ipynb"
 TEACHER_ONLY = frozenset(
@@ -66,7 +81,8 @@ STAND_IN = f'''"""Stand-in for the reference solutions, which this participant c
 
 The exercise modules import ``from helpers.solutions import lesson_NN as solutions`` and name solutions such as
 ``solutions.my_callback``. Here every such name is a :class:`WithheldSolution`: the exercises load, ``qN.check()``
-works as usual, and ``qN.solution()`` prints where to get the solution. Written by tools/participant_copies.py.
+works as usual, and ``qN.solution()`` prints where to get the solution. Written by the course's participant-copy
+tool, with the rest of this copy.
 """
 
 from __future__ import annotations
@@ -133,11 +149,14 @@ def sources_section(readme: Path = ROOT / "README.md") -> str:
     return text.split("\n## Sources\n", 1)[1].split("\n## ", 1)[0].strip()
 
 
-def learner_readme(repository: str, branch: str, template: Path = LEARNER_README) -> str:
+def learner_readme(
+    repository: str, branch: str, template: Path = LEARNER_README, facts: dict[str, Any] | None = None
+) -> str:
     """The copy's README.md: the template with ``{{repository}}`` (owner/name), ``{{name}}``, ``{{branch}}``,
     ``{{syllabus}}`` (between the same markers as the course README's, under ``## Syllabus``, which every
     lesson's link line points at), ``{{sources}}`` (the course README's Sources section, which the lessons'
-    claim boxes refer to) and ``{{setup}}`` (the measured install size and times) filled in.
+    claim boxes refer to) and ``{{setup}}`` (the measured install size and times, with the figures of a
+    participant copy's own ``make test``, never the full course's: ``facts``, else docs/setup_facts.json) filled in.
 
     Raises:
         ParticipantCopyError: the template still has a placeholder this function does not know.
@@ -149,7 +168,7 @@ def learner_readme(repository: str, branch: str, template: Path = LEARNER_README
         ("branch", branch),
         ("syllabus", syllabus(repository, branch)),
         ("sources", sources_section()),
-        ("setup", setup_block()),
+        ("setup", setup_block(facts, suite_key=PARTICIPANT_SUITE)),
     ):
         text = text.replace("{{" + name + "}}", value)
     left = sorted(set(re.findall(r"\{\{(\w+)\}\}", text)))
@@ -158,8 +177,22 @@ def learner_readme(repository: str, branch: str, template: Path = LEARNER_README
     return text
 
 
-def push_steps(repository: str, out: Path, branch: str) -> str:
-    """The commands that publish the copy as the participants' repository (printed after a run)."""
+def default_out(repository: str, root: Path = ROOT) -> Path:
+    """Where the copy goes without ``--out``: next to the course checkout, named after the repository."""
+    return root.resolve().parent / repository.split("/", 1)[1]
+
+
+def shown_path(out: Path) -> str:
+    """``out`` as the printed steps name it: relative to the current folder when that is shorter."""
+    relative = os.path.relpath(out.resolve(), Path.cwd())
+    return relative if len(relative) < len(str(out.resolve())) else str(out.resolve())
+
+
+def push_steps(repository: str, out: str | Path, branch: str, update: bool = False) -> str:
+    """The commands that publish the copy as the participants' repository (printed after a run); for a copy that
+    is already a repository (``update``), the commands that publish the new files."""
+    if update:
+        return f"cd {out}\ngit add -A && git commit -qm 'Update the course' && git push"
     return (
         f"cd {out}\n"
         f"git init -q -b {branch} && git add -A && git commit -qm 'Course for participants'\n"
@@ -217,7 +250,8 @@ def cleared_notebook(path: Path) -> nbformat.NotebookNode:
 
 
 def prepare_target(out: Path) -> None:
-    """Empty ``out`` if it is a former participant copy (it holds the marker file); refuse any other folder."""
+    """Empty ``out`` if it is a former participant copy (it holds the marker file), keeping its ``.git`` (the
+    learners' repository, already published); refuse any other folder."""
     if out.exists():
         if not out.is_dir():
             raise ParticipantCopyError(f"{out} exists and is not a folder; choose another --out.")
@@ -226,25 +260,38 @@ def prepare_target(out: Path) -> None:
                 f"{out} is not empty and was not made by this tool (no {MARKER} file in it); "
                 "choose an empty or new folder with --out, so nothing of yours is deleted."
             )
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    (out / MARKER).write_text("Made by tools/participant_copies.py; the tool replaces this folder on each run.\n")
+        for entry in out.iterdir():
+            if entry.name == ".git":
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
 
 
-def make_copies(repository: str, out: Path = DEFAULT_OUT, root: Path = ROOT) -> dict[str, list[str]]:
-    """Write the participant copy to ``out``, pointed at ``repository``; return what was copied, cleared and
-    left out.
+def make_copies(repository: str, out: Path | None = None, root: Path = ROOT) -> dict[str, list[str]]:
+    """Write the participant copy to ``out`` (:func:`default_out` when None), pointed at ``repository``; return
+    what was copied, cleared and left out.
 
     Raises:
-        ParticipantCopyError: a malformed repository, not a git checkout, or an ``out`` that is not ours.
+        ParticipantCopyError: a malformed repository, not a git checkout, or an ``out`` that is not ours, inside
+            the course checkout or holding it.
     """
     try:
         check_repository(repository)
     except RepositoryError as error:
         raise ParticipantCopyError(str(error)) from error
-    out = out.resolve()
-    if out == root.resolve() or out in root.resolve().parents:
+    out = (default_out(repository, root) if out is None else out).resolve()
+    course = root.resolve()
+    if out == course or out in course.parents:
         raise ParticipantCopyError(f"--out {out} holds the course repository itself; choose a new folder.")
+    if course in out.parents:
+        raise ParticipantCopyError(
+            f"--out {out} is inside the course checkout {course}: the learners' repository would be a repository "
+            f"inside a repository. Choose a folder outside it, such as {default_out(repository, root)} (the default)."
+        )
     files = repository_files(root)
     prepare_target(out)
     notebooks = {str(path.relative_to(root)) for path in root.glob(NOTEBOOK_GLOB)}
@@ -262,6 +309,8 @@ def make_copies(repository: str, out: Path = DEFAULT_OUT, root: Path = ROOT) -> 
             shutil.copy2(root / relative, target)
             report["copied"].append(relative)
     (out / "helpers" / "solutions.py").write_text(STAND_IN, encoding="utf-8")
+    ignore = out / ".gitignore"
+    ignore.write_text((ignore.read_text(encoding="utf-8") if ignore.is_file() else "") + IGNORE_MARKER, "utf-8")
     point_at(out, repository)
     branch = _branch(out)
     (out / "README.md").write_text(learner_readme(repository, branch), encoding="utf-8")
@@ -273,11 +322,52 @@ def _branch(root: Path) -> str:
     return match.group(1) if match else "main"
 
 
+def left_out_entries(left_out: list[str]) -> list[str]:
+    """What the tool reports as left out: each file, and ``helpers/solutions/`` once for all its files."""
+    return sorted({SOLUTIONS_DIR if path.startswith(SOLUTIONS_DIR) else path for path in left_out})
+
+
+def publish_locally(out: Path, branch: str) -> None:
+    """What the teacher's publishing steps do before the push: ``git init``, ``git add -A``, ``git commit``.
+
+    Raises:
+        ParticipantCopyError: git failed (what it said is in the message).
+    """
+    identity = ["-c", "user.name=Course teacher", "-c", "user.email=teacher@example.invalid"]
+    for command in (
+        ["git", "init", "-q", "-b", branch],
+        ["git", "add", "-A"],
+        ["git", *identity, "commit", "-qm", "Course for participants"],
+    ):
+        done = subprocess.run(command, cwd=out, capture_output=True, text=True)
+        if done.returncode:
+            raise ParticipantCopyError(f"{' '.join(command)} failed in {out}: {done.stderr.strip()}")
+
+
+def measure_copy() -> dict[str, Any]:
+    """Make a participant copy, commit it as the teacher's steps do, and time what a learner runs in a fresh clone
+    of it (``make venv``, then ``make test``): recorded as ``participant_suite`` in docs/setup_facts.json."""
+    with tempfile.TemporaryDirectory(prefix="course-participants-") as folder:
+        out = Path(folder) / "participants"
+        make_copies(MEASURE_REPOSITORY, out)
+        publish_locally(out, _branch(out))
+        return measure_suite(source=out, key=PARTICIPANT_SUITE)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default="", help="the participants' GitHub repository, owner/name")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="target folder (default: participant_copies/)")
+    parser.add_argument("--out", type=Path, default=None, help="target folder (default: ../NAME, next to the course)")
+    parser.add_argument("--measure", action="store_true", help="time make venv and make test in a copy's clone")
     options = parser.parse_args(argv)
+    if options.measure:
+        try:
+            values = measure_copy()
+        except (ParticipantCopyError, RuntimeError) as error:
+            print(f"participant_copies: {error}", file=sys.stderr)
+            return 1
+        print(f"a participant copy's make test: {values['tests']} tests, {values['test_seconds']:.0f} s")
+        return 0
     if not options.repo:
         print(
             "participant_copies: say which repository the learners will use: "
@@ -286,20 +376,25 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    out = default_out(options.repo) if options.out is None and "/" in options.repo else options.out
+    update = out is not None and (out / ".git").is_dir()
     try:
-        report = make_copies(options.repo, options.out)
+        report = make_copies(options.repo, out)
     except ParticipantCopyError as error:
         print(f"participant_copies: {error}", file=sys.stderr)
         return 1
-    print(f"{len(report['cleared'])} notebooks cleared and {len(report['copied'])} other files copied to {options.out}")
+    entries = left_out_entries(report["left_out"])
+    solutions = sum(path.startswith(SOLUTIONS_DIR) for path in report["left_out"])
+    print(f"{len(report['cleared'])} notebooks cleared and {len(report['copied'])} other files copied to {out}")
     print(
-        f"left out ({len(report['left_out'])}): "
-        + ", ".join(
-            sorted({path if not path.startswith(SOLUTIONS_DIR) else SOLUTIONS_DIR for path in report["left_out"]})
-        )
+        f"left out ({len(entries)}"
+        + (f"; {SOLUTIONS_DIR} counts once for its {solutions} files" if solutions else "")
+        + "): "
+        + ", ".join(entries)
     )
-    print(f"every Colab badge and set-up cell points at github.com/{options.repo}. To publish it for the learners:")
-    print(push_steps(options.repo, options.out, _branch(options.out.resolve())))
+    said = "To publish the update:" if update else "To publish it for the learners:"
+    print(f"every Colab badge and set-up cell points at github.com/{options.repo}. {said}")
+    print(push_steps(options.repo, shown_path(out), _branch(out.resolve()), update))
     return 0
 
 

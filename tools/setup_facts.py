@@ -15,11 +15,22 @@ Usage:
                                                   record a `make test` that took S seconds on this machine (timed
                                                   by the caller, e.g. `/usr/bin/time -f %e make test`), rewrite
                                                   the block
+    python -m tools.setup_facts measure-colab     time what `make test-colab` runs once .venv exists
+                                                  (tools/test_colab.sh: the simulated Colab, built from the
+                                                  registry); record it, rewrite the block
+    python -m tools.setup_facts measure-torch [--cpu-from DIR]
+                                                  download and install the pinned torch alone (with its
+                                                  dependencies) in two throwaway venvs, as the CPU build and as
+                                                  PyPI's CUDA build: bytes downloaded, disk taken; record them,
+                                                  rewrite the block. --cpu-from: a folder that holds the CPU wheel,
+                                                  where PyTorch's CPU index cannot be reached
 
 Run the measuring modes on a quiet machine (the course's own runs take ``flock /tmp/course-cpu.lock``). The figures
 go to ``docs/setup_facts.json`` with the machine, the date and the Python version, and the README shows them
 between ``<!-- setup-facts:start -->`` and ``<!-- setup-facts:end -->``; the learners' README of a participant
-copy shows the same block (``tools/participant_copies.py``). A figure not measured yet is said to be so.
+copy shows the same block (``tools/participant_copies.py``), with the figures of a copy's own ``make test``
+(``participant_suite``, measured by ``python -m tools.participant_copies --measure``) in place of the full
+course's. A figure not measured yet is said to be so.
 """
 
 from __future__ import annotations
@@ -41,12 +52,15 @@ from pathlib import Path
 from typing import Any
 
 from tools import suite_order
+from tools.install import CPU_INDEX, torch_pin
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = suite_order.FACTS  # one place for the file's path
 README = ROOT / "README.md"
 START, END = "<!-- setup-facts:start -->", "<!-- setup-facts:end -->"
 WRAP = 112  # the README's prose width
+SUITE, PARTICIPANT_SUITE = "suite", "participant_suite"  # the full course's make test, a participant copy's
+PYPI = "https://pypi.org/simple"
 
 
 class SetupFactsError(RuntimeError):
@@ -63,8 +77,26 @@ def _minutes(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} minutes"
 
 
-def setup_block(facts: dict[str, Any] | None = None) -> str:
-    """The README's sentences on the first install, from the measured facts."""
+def torch_line(torch: dict[str, Any]) -> str:
+    """The README's sentence on the two torch builds: what each downloads and takes on disk."""
+    cpu, cuda = torch["cpu"], torch["cuda"]
+    where = torch.get("cpu_from", "PyTorch's CPU index")
+    source = "" if where == "PyTorch's CPU index" else f"; the CPU wheel from {where}, not from PyTorch's index"
+    return (
+        f"- **Which torch**: `make venv` takes the CPU build on Linux without an NVIDIA driver (no `nvidia-smi`, no "
+        f"`/proc/driver/nvidia`), PyPI's CUDA build with one, and says which and why; `COURSE_TORCH=cpu` or "
+        f"`COURSE_TORCH=cuda` chooses. Torch alone, with its dependencies, in an empty venv ({torch['platform']}, "
+        f"Python {torch['python']}, {torch['date']}{source}): the CPU build (`{cpu['version']}`) downloads "
+        f"{cpu['download_bytes'] / 1e9:.2f} GB in {cpu['files']} files and takes {cpu['installed_bytes'] / 1e9:.2f} "
+        f"GB of disk; the CUDA build (`{cuda['version']}`, with {cuda['nvidia_packages']} packages of NVIDIA's "
+        f"CUDA libraries) downloads {cuda['download_bytes'] / 1e9:.2f} GB in {cuda['files']} files and takes "
+        f"{cuda['installed_bytes'] / 1e9:.2f} GB."
+    )
+
+
+def setup_block(facts: dict[str, Any] | None = None, suite_key: str = SUITE) -> str:
+    """The README's sentences on the first install, from the measured facts; ``make test``'s figures from
+    ``facts[suite_key]`` (``participant_suite`` for the learners' README of a participant copy)."""
     facts = load_facts() if facts is None else facts
     install, lab, test = facts.get("install"), facts.get("lab_start"), facts.get("test")
     lines = []
@@ -80,14 +112,25 @@ def setup_block(facts: dict[str, Any] | None = None) -> str:
         )
     else:
         lines.append("- **First install**: not measured yet (`python -m tools.setup_facts measure-install`).")
+    if facts.get("torch"):
+        lines.append(torch_line(facts["torch"]))
     if lab:
         lines.append(
             f"- **`make lab`** once `.venv` exists: JupyterLab answered after {_minutes(lab['seconds'])} on the same "
             "machine; your browser opens it."
         )
-    suite = facts.get("suite")
+    colab = facts.get("colab")
+    if colab and suite_key == SUITE:
+        lines.append(
+            f"- **`make test-colab`** (the simulated Colab, which CI runs after `make test`): "
+            f"{_minutes(colab['seconds'])} on a {colab['machine']} ({colab['date']}); it builds `.venv-colab` from "
+            "the package registry each time."
+        )
+    suite = facts.get(suite_key)
     if suite:
         lines += suite_lines(suite)
+    elif suite_key == PARTICIPANT_SUITE:
+        lines.append("- **`make test`**: not measured yet for this copy of the course.")
     elif test:
         lines.append(
             f"- **`make test`**: {_minutes(test['seconds'])} on a {test['machine']} ({test['date']}): the unit "
@@ -211,11 +254,12 @@ def _lab_start_seconds(clone: Path) -> float:
         process.wait(timeout=30)
 
 
-def _clone_and_install(folder: str) -> tuple[Path, float, str]:
-    """Clone this checkout's committed course into ``folder``/course and run ``make venv`` there: the clone, the
-    seconds ``make venv`` took and the installer it used (``tools/install.py`` says which)."""
+def _clone_and_install(folder: str, source: Path = ROOT) -> tuple[Path, float, str]:
+    """Clone the committed course at ``source`` (this checkout, or a participant copy's repository) into
+    ``folder``/course and run ``make venv`` there: the clone, the seconds ``make venv`` took and the installer it
+    used (``tools/install.py`` says which)."""
     clone = Path(folder) / "course"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "clone", "--quiet", str(source), str(clone)], check=True)
     started = time.perf_counter()
     result = subprocess.run(["make", "venv"], cwd=clone, capture_output=True, text=True)
     seconds = time.perf_counter() - started
@@ -305,12 +349,13 @@ def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
     }
 
 
-def measure_suite() -> dict[str, Any]:
-    """Clone the committed course into a temporary folder, time ``make venv`` and ``make test`` there."""
+def measure_suite(source: Path = ROOT, key: str = SUITE) -> dict[str, Any]:
+    """Clone the committed course at ``source`` into a temporary folder, time ``make venv`` and ``make test``
+    there; record the figures under ``key``."""
     import xml.etree.ElementTree as ElementTree
 
     with tempfile.TemporaryDirectory(prefix="course-suite-") as folder:
-        clone, install_seconds, installer = _clone_and_install(folder)
+        clone, install_seconds, installer = _clone_and_install(folder, source)
         report = Path(folder) / "junit.xml"
         environment = {**os.environ, "PYTEST_ADDOPTS": f"--junitxml={report}"}
         started = time.perf_counter()
@@ -338,7 +383,90 @@ def measure_suite() -> dict[str, Any]:
         "python": platform.python_version(),
         "date": datetime.date.today().isoformat(),
     }
-    _record("suite", values)
+    _record(key, values)
+    return values
+
+
+def measure_colab() -> dict[str, Any]:
+    """Time ``tools/test_colab.sh`` (``make test-colab`` once .venv exists) in this checkout.
+
+    Raises:
+        SetupFactsError: it failed; nothing is recorded.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(["bash", "tools/test_colab.sh"], cwd=ROOT, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SetupFactsError(f"tools/test_colab.sh failed:\n{done.stdout[-3000:]}{done.stderr[-1000:]}")
+    values = {"seconds": round(seconds, 1), "machine": _machine(), "date": datetime.date.today().isoformat()}
+    _record("colab", values)
+    return values
+
+
+def _pip_without_configuration() -> dict[str, str]:
+    """The environment for pip with none of this machine's pip settings (config files, ``PIP_*`` variables): what
+    a learner's pip sees, PyPI and the indexes named on its command line."""
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    return {**environment, "PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def measure_torch_build(pin: str, index_options: list[str], folder: Path) -> dict[str, Any]:
+    """Download ``pin`` with its dependencies into ``folder``/wheels (pip, from ``index_options`` only), install
+    them into a fresh venv ``folder``/venv from there, and measure: bytes and files downloaded, the disk the
+    install added to the empty venv, the torch version and how many of NVIDIA's packages came with it."""
+    wheels, venv = folder / "wheels", folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    empty = du_bytes(venv)
+    pip = [str(venv / "bin" / "python"), "-m", "pip"]
+    environment = _pip_without_configuration()
+    for command in (
+        [*pip, "download", "-q", "-d", str(wheels), *index_options, pin],
+        [*pip, "install", "-q", "--no-compile", "--no-index", "--find-links", str(wheels), pin],
+    ):
+        done = subprocess.run(command, env=environment, capture_output=True, text=True)
+        if done.returncode:
+            raise SetupFactsError(f"{' '.join(command[2:5])} failed for {pin}: {done.stderr[-2000:]}")
+    files = [path for path in wheels.iterdir() if path.is_file()]
+    version = subprocess.run(
+        [pip[0], "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return {
+        "version": version,
+        "download_bytes": sum(path.stat().st_size for path in files),
+        "files": len(files),
+        "nvidia_packages": sum(path.name.lower().startswith("nvidia_") for path in files),
+        "installed_bytes": du_bytes(venv) - empty,
+    }
+
+
+def measure_torch(cpu_from: Path | None = None) -> dict[str, Any]:
+    """Both torch builds of the pin, each measured by :func:`measure_torch_build` in a temporary folder (deleted
+    afterwards): the CPU build from PyTorch's CPU index (or from ``cpu_from``, a folder holding its wheel, with
+    PyPI for the dependencies), and PyPI's build, which on Linux is the CUDA build."""
+    pin = torch_pin()
+    if cpu_from is not None and not any(cpu_from.glob("torch-*+cpu-*.whl")):
+        raise SetupFactsError(f"--cpu-from {cpu_from} holds no torch-*+cpu-*.whl.")
+    cpu_source = ["--index-url", CPU_INDEX, "--extra-index-url", PYPI]
+    if cpu_from is not None:
+        cpu_source = ["--index-url", PYPI, "--find-links", str(cpu_from)]
+    values: dict[str, Any] = {}
+    for build, options, wanted in (("cpu", cpu_source, f"{pin}+cpu"), ("cuda", ["--index-url", PYPI], pin)):
+        with tempfile.TemporaryDirectory(prefix=f"course-torch-{build}-") as folder:
+            values[build] = measure_torch_build(wanted, options, Path(folder))
+    if values["cuda"]["version"].endswith("+cpu") or not values["cpu"]["version"].endswith("+cpu"):
+        raise SetupFactsError(f"the builds came out wrong: {values['cpu']['version']}, {values['cuda']['version']}")
+    values.update(
+        {
+            "platform": f"{platform.system()} {platform.machine()}",
+            "python": ".".join(platform.python_version_tuple()[:2]),
+            "date": datetime.date.today().isoformat(),
+            "cpu_from": "PyTorch's CPU index" if cpu_from is None else "a local copy",
+        }
+    )
+    _record("torch", values)
     return values
 
 
@@ -347,10 +475,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "mode",
         nargs="?",
-        choices=("write", "measure-install", "measure-test", "measure-suite", "record-test"),
+        choices=(
+            "write",
+            "measure-install",
+            "measure-test",
+            "measure-suite",
+            "record-test",
+            "measure-torch",
+            "measure-colab",
+        ),
         default="write",
     )
     parser.add_argument("--seconds", type=float, help="record-test: how long the passing `make test` took")
+    parser.add_argument("--cpu-from", type=Path, help="measure-torch: a folder with the CPU wheel of the pin")
     parser.add_argument("--check", action="store_true", help="only report whether the README block is current")
     parser.add_argument(
         "--packages-from",
@@ -374,6 +511,10 @@ def main(argv: list[str] | None = None) -> int:
             print(measure_test())
         elif options.mode == "measure-suite":
             print(json.dumps(measure_suite(), indent=2))
+        elif options.mode == "measure-colab":
+            print(measure_colab())
+        elif options.mode == "measure-torch":
+            print(json.dumps(measure_torch(options.cpu_from), indent=2))
         elif options.mode == "record-test":
             if options.seconds is None:
                 raise SetupFactsError("record-test needs --seconds S: how long the passing `make test` took.")

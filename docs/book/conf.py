@@ -2,7 +2,7 @@
 workshop guide and the other pages under docs/.
 
 Built from the repository root (`sphinx-build -c docs/book . _build/book`), so the README's links
-(`notebooks/NN_topic.ipynb`, `docs/workshop.md`) and the lessons' links (`../README.md#syllabus`) resolve as they do
+(`notebooks/NN_topic.ipynb`, `docs/cheatsheet.md`) and the lessons' links (`../README.md#syllabus`) resolve as they do
 on GitHub. The notebooks are rendered with their committed outputs (`nb_execution_mode = "off"`): nothing runs.
 Nothing on a page is fetched from outside the book: the Colab badge image is swapped for the local copy
 in `_static/` while the sources are read (the files themselves are not changed) and MathJax is not loaded.

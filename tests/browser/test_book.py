@@ -4,8 +4,11 @@ Every page loads without console errors and fetches nothing from outside the boo
 every internal link (fragment included) resolves, and the search finds ``compute_loss`` in the lessons that
 override it. The pages fit: at 1280 px no code block, table or cell output of the landing page, the cheat sheet
 or a lesson scrolls sideways; at 390 px no page is wider than the screen and a table too wide for it scrolls in
-its own box. A verdict mark renders as a glyph (not the missing-glyph box), the set-up cell shows one line that
-says what it does instead of its code, and dark mode shows no empty output box. Which pages are lessons comes
+its own box. At 390 px every code block, table or DataFrame wider than its box shows that it scrolls (a shadow
+at the edge where more waits, drawn by the box's background, which goes when that edge is reached), and the
+page's contents keep every identifier of a heading whole, as at 1280 px. A verdict mark renders as a glyph (not
+the missing-glyph box), the set-up cell shows one line that says what it does instead of its code, and dark
+mode shows no empty output box. Which pages are lessons comes
 from the registry (``lessons.toml``); no lesson's file is named here.
 """
 
@@ -67,6 +70,37 @@ NARROW_JS = """() => {
         return table.getBoundingClientRect().width > table.parentElement.clientWidth + 1 && !(box && scrolls(box));
     }).map(table => (table.textContent || "").trim().slice(0, 50));
     return {page: document.documentElement.scrollWidth, screen: window.innerWidth, stuck};
+}"""
+
+
+# At 390 px: every box whose content is wider than it (a code block, a table's box, a DataFrame output) scrolls
+# and carries the scroll cue: a background with shadows fixed at its edges (attachment scroll) under covers that
+# move with the content (attachment local). Lists the boxes that do not, and counts those that do.
+SCROLL_CUE_JS = r"""() => {
+    const boxes = "article div.highlight pre, article .pst-scrollable-table-container, article div.output.text_html";
+    const shown = element => element.checkVisibility() && !element.closest("details:not([open])");
+    const wide = [...document.querySelectorAll(boxes)].filter(shown)
+        .filter(element => element.scrollWidth > element.clientWidth + 1);
+    const cued = element => {
+        const style = getComputedStyle(element);
+        const attachment = style.backgroundAttachment;
+        return ["auto", "scroll"].includes(style.overflowX)
+            && (style.backgroundImage.match(/gradient\(/g) || []).length >= 4
+            && attachment.includes("local") && attachment.includes("scroll");
+    };
+    return {wide: wide.length, uncued: wide.filter(element => !cued(element))
+        .map(element => [element.tagName.toLowerCase() + "." + element.className.split(" ")[0],
+            element.scrollWidth, element.clientWidth, (element.textContent || "").trim().slice(0, 40)])};
+}"""
+
+# The identifiers (inline code, one span.pre per word) in the page's table of contents that a line break cuts in
+# two: drawn as more than one box.
+BROKEN_IDENTIFIERS_JS = """() => {
+    const toc = document.querySelector(".bd-sidebar-secondary");
+    if (!toc) return {count: 0, broken: []};
+    const words = [...toc.querySelectorAll("nav a code span.pre, nav a code:not(:has(span.pre))")];
+    return {count: words.length,
+            broken: words.filter(word => word.getClientRects().length > 1).map(word => word.textContent)};
 }"""
 
 
@@ -144,6 +178,7 @@ def visited(browser: Any, server: str, book_dir: Path, screenshots: Path) -> dic
             "images": images,
             "links": [link for link in links if link.startswith(server)],
             "overflow": page.evaluate(OVERFLOW_JS) if name in SCREENSHOT_PAGES else [],
+            "toc": page.evaluate(BROKEN_IDENTIFIERS_JS),
         }
         if name in SCREENSHOT_PAGES:
             figure = page.locator(".cell_output img, img[src*='loop_map']").first
@@ -252,6 +287,79 @@ def test_narrow_screens_keep_the_page_and_scroll_wide_tables_in_their_box(
         page.close()
     context.close()
     assert not problems, problems
+
+
+def _edge_shadow(page: Any, box: Any) -> tuple[float, float]:
+    """The right edge of a scrolling box in its top padding (where no text is drawn), as the mean of its RGB values
+    (0 to 255): before and after scrolling the box to the end. The shadow makes the first darker (light mode) or
+    lighter (dark mode) than the second."""
+    import io
+
+    from PIL import Image
+
+    def edge() -> float:
+        picture = Image.open(io.BytesIO(box.screenshot())).convert("RGB")
+        width, height = picture.size
+        strip = picture.crop((width - 24, 4, width - 8, min(24, height)))
+        pixels = list(strip.getdata())
+        return sum(sum(pixel) for pixel in pixels) / (3 * len(pixels))
+
+    box.evaluate("element => { element.scrollIntoView({block: 'center'}); element.scrollLeft = 0; }")
+    page.wait_for_timeout(100)
+    before = edge()
+    box.evaluate("element => { element.scrollLeft = element.scrollWidth; }")
+    page.wait_for_timeout(100)
+    return before, edge()
+
+
+@pytest.mark.parametrize("width", [390])
+def test_at_390_px_every_wide_block_shows_that_it_scrolls_and_identifiers_stay_whole(
+    browser: Any, server: str, screenshots: Path, width: int, visited: dict[str, dict[str, Any]]
+) -> None:
+    """On a phone, a code block or table wider than the screen scrolls in its box with a cue that it does: the
+    style on every such box, and the shadow itself measured on the first wide code block of each page (darker
+    at the right edge than inside, and no longer once scrolled to the end). In the page's contents (the drawer
+    behind "Toggle secondary sidebar" at 390 px, the right-hand column at 1280 px) no identifier is broken."""
+    context = browser.new_context(viewport={"width": width, "height": 844}, device_scale_factor=2)
+    uncued, no_shadow, broken, wide, identifiers = {}, {}, {}, 0, 0
+    for name in SCREENSHOT_PAGES:
+        page = context.new_page()
+        page.goto(urljoin(server, name), wait_until="load")
+        cues = page.evaluate(SCROLL_CUE_JS)
+        wide += cues["wide"]
+        if cues["uncued"]:
+            uncued[name] = cues["uncued"]
+        code = page.locator("article div.highlight pre")
+        first = page.evaluate(
+            """() => [...document.querySelectorAll("article div.highlight pre")]
+                .findIndex(e => e.checkVisibility() && e.scrollWidth > e.clientWidth + 1)"""
+        )
+        boxes = [code.nth(first)] if first >= 0 else []
+        if boxes:
+            before, after = _edge_shadow(page, boxes[0])
+            if not after - before > 15:  # light mode: the shadow darkens the edge until the end is reached
+                no_shadow[name] = (round(before, 1), round(after, 1))
+            if name == CHEATSHEET:
+                boxes[0].evaluate("element => { element.scrollLeft = 0; }")
+                boxes[0].screenshot(path=str(screenshots / f"book_scroll_cue_{width}px.png"))
+        toggle = page.locator("button[aria-label='Toggle secondary sidebar']")
+        if toggle.count() and toggle.first.is_visible():
+            toggle.first.click()
+            page.wait_for_timeout(400)
+            toc = page.evaluate(BROKEN_IDENTIFIERS_JS)
+            identifiers += toc["count"]
+            if toc["broken"]:
+                broken[name] = toc["broken"]
+        page.close()
+    context.close()
+    wide_1280 = {name: result["toc"]["broken"] for name, result in visited.items() if result["toc"]["broken"]}
+    counted = sum(result["toc"]["count"] for result in visited.values())
+    print(f"\n{width} px: {wide} wide boxes, {identifiers} identifiers in the contents; 1280 px: {counted} identifiers")
+    assert wide and identifiers and counted, "nothing to check: no wide box or no identifier in the contents"
+    assert not uncued, uncued
+    assert not no_shadow, f"the right-edge shadow (before, after scrolling to the end): {no_shadow}"
+    assert not broken, f"identifiers broken in the contents at {width} px: {broken}"
+    assert not wide_1280, f"identifiers broken in the contents at 1280 px: {wide_1280}"
 
 
 def _verdict_page(book_dir: Path) -> tuple[str, str]:

@@ -1,10 +1,13 @@
 """JupyterLab from .venv, on a temporary copy of the repository: the first lesson, Run All Cells from the menu.
 
-What a learner sees after ``make lab`` and Run All: the set-up cell's profile line, a rendered plot and an
-exercise verdict whose mark renders as a glyph (not the missing-glyph box). The lesson is the registry's first
-(``lessons.toml``). JupyterLab 4 keeps off-screen cells out of layout, so the page is read with ``textContent``
-(``innerText`` is empty there); the test waits for the notebook's kernel to exist on the server rather than for
-the idle indicator, and opens the notebook with ``?reset`` so that no earlier workspace is restored.
+What a learner sees after ``make lab`` and Run All: no pop-up about Jupyter's news feed (the course's own
+settings, ``jupyter/``, answer it), the set-up cell collapsed to its first line, then, after Run All, the set-up
+cell's profile line, a rendered plot and an exercise verdict whose mark renders as a glyph (not the missing-glyph
+box). JupyterLab is started with the command and environment ``make lab`` uses (``tools/lab.py``). The lesson is
+the registry's first (``lessons.toml``). JupyterLab 4 keeps off-screen cells out of layout, so the page is read
+with ``textContent`` (``innerText`` is empty there); the test waits for the notebook's kernel to exist on the
+server rather than for the idle indicator, and opens the notebook with ``?reset`` so that no earlier workspace is
+restored.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ import pytest
 
 from helpers.checks.core import _MARKS as VERDICT_MARKS
 from helpers.registry import lessons
+from tools import lab as course_lab
+from tools.notebook_format import SETUP_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = f"notebooks/{lessons()[0].file}"
+NOTEBOOK = lessons()[0].file  # as JupyterLab names it: make lab serves notebooks/
 NOT_COPIED = {".git", ".venv", ".venv-latest", "_build", "runs", "participant_copies", ".pytest_cache"}
 PROFILE_LINE = "profile: "  # printed by helpers.setup_notebook in the set-up cell
 
@@ -53,28 +58,23 @@ def lab(tmp_path_factory: pytest.TempPathFactory, port: Any) -> Iterator[tuple[s
     copy = base / "repo"
     shutil.copytree(ROOT, copy, ignore=_ignore)
     token, number = secrets.token_hex(16), port()
-    env = dict(os.environ)
+    env = {key: value for key, value in os.environ.items() if key != "JUPYTER_CONFIG_PATH"}
+    # A learner's own settings stay out of it: empty user folders; the course's settings come from make lab's
+    # environment (the copy's jupyter/ folder first on JUPYTER_CONFIG_PATH).
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR"):
         env[name] = str(base / name.lower())
-    # Never ask about the news feed (a toast over the notebook) and never fetch it: answer "Never" in advance.
-    notification = base / "jupyterlab_settings_dir" / "@jupyterlab" / "apputils-extension"
-    notification.mkdir(parents=True)
-    settings = {"fetchNews": "false", "checkForUpdates": False}
-    (notification / "notification.jupyterlab-settings").write_text(json.dumps(settings), encoding="utf-8")
-    command = [
-        str(Path(sys.executable).parent / "jupyter"),
-        "lab",
+    env = course_lab.environment(env, copy / course_lab.SETTINGS.name)
+    test_options = [
         "--no-browser",
         "--ip=127.0.0.1",
         f"--port={number}",
         "--port-retries=0",
         f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={copy}",
-        "--LabApp.news_url=None",  # nothing from the internet: no news feed, no update check
+        "--LabApp.news_url=None",  # nothing from the internet, whatever the settings say
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")
+    jupyter = str(Path(sys.executable).parent / "jupyter")
+    command = course_lab.command(jupyter, course_lab.is_root(), test_options)
     log = (base / "jupyterlab.log").open("w")
     process = subprocess.Popen(command, cwd=copy, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{number}"
@@ -119,6 +119,17 @@ def test_run_all_cells_of_the_first_lesson_shows_profile_plot_and_verdict(
     page.goto(f"{url}/lab/tree/{NOTEBOOK}?reset&token={token}", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
     _wait_for_kernel(url, token)
+    page.wait_for_timeout(3000)  # the news question, when asked, shows as a toast once the page has settled
+    news = page.get_by_text("official Jupyter news").count()
+    setup = page.locator(".jp-NotebookPanel .jp-CodeCell").first
+    placeholder = setup.locator(".jp-InputPlaceholder .jp-PlaceholderText")
+    collapsed = placeholder.count() == 1 and placeholder.first.is_visible()
+    shown_line = placeholder.first.text_content() if collapsed else ""
+    editor_shown = setup.locator(".jp-InputArea .cm-editor").first.is_visible()
+    setup.screenshot(path=str(screenshots / "jupyterlab_00_setup_cell.png"))
+    assert news == 0, "JupyterLab asks about its news feed: the course's settings (jupyter/) were not read"
+    assert collapsed and not editor_shown, "the set-up cell's code is shown: its jupyter.source_hidden is not set"
+    assert (shown_line or "").strip().startswith(SETUP_MARKER.rstrip(".")), shown_line
     started = time.monotonic()
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator("li.lm-Menu-item", has_text="Run All Cells").filter(has_not_text="Restart").first.click()
