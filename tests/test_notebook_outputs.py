@@ -27,6 +27,10 @@ def test_outputs_come_from_one_clean_run(path: Path) -> None:
     )
     errors = [o for cell in code for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, f"{path.name}: holds an error output: {errors[0].get('ename')}: {errors[0].get('evalue')}"
+    text = "".join(
+        "".join(output.get("text", "")) for cell in code for output in cell.get("outputs", []) if "text" in output
+    )
+    assert "⚠ Check failed" not in text, f"{path.name}: a check failed on its own code (its verdict says so)"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
