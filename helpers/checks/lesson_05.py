@@ -14,13 +14,21 @@ from helpers.solutions import lesson_05 as solutions
 COUNT_SEED = 5  # the check draws its cases from this seed each time it runs; the lesson's own run is not among them
 LESSON_RUN = (64, 8, 2, 2)  # (examples, batch, accumulation, epochs) of lesson 05's run
 
-# What the six drawn cases must cover between them, so that each usual shortcut fails on one of them.
+# What the six drawn cases must cover between them, so that each usual shortcut fails on one of them. The last two
+# are the corners where counting over the whole run, not epoch by epoch, gives another number: batches or an
+# accumulation carried across the end of an epoch (24 examples, batch 4, accumulation 4, 2 epochs: 4 steps, not 3).
 _COVERAGE = {
     "a short last batch": lambda n, b, a, e: n % b != 0,
     "a short last step": lambda n, b, a, e: math.ceil(n / b) % a != 0,
     "accumulation 1": lambda n, b, a, e: a == 1,
     "accumulation over 2": lambda n, b, a, e: a > 2,
     "more than one epoch": lambda n, b, a, e: e > 1,
+    "a short last step in each of several epochs, fewer steps if carried over": lambda n, b, a, e: (
+        e > 1 and math.ceil(math.ceil(n / b) * e / a) != e * math.ceil(math.ceil(n / b) / a)
+    ),
+    "a short last batch in each of several epochs, fewer batches if carried over": lambda n, b, a, e: (
+        e > 1 and math.ceil(n * e / b) != e * math.ceil(n / b)
+    ),
 }
 
 
