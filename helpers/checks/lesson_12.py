@@ -16,7 +16,10 @@ from helpers.solutions import lesson_12 as solutions
 STOP_SEED = 121  # the check draws its cases from this seed each time it runs; none is a case the lesson shows
 EPOCHS, UPDATES_PER_EPOCH = 3, 4  # long enough that ending an epoch early is not ending the run
 STOP_RUN = dict(num_train_epochs=EPOCHS, per_device_train_batch_size=2, eval_strategy="steps", eval_steps=1)
-SEEDED = f"the check seeded Python, NumPy and torch with {capstone.SEED} first: this code scores the same in every run"
+SEEDED = (
+    f"the check seeded Python, NumPy and torch with {capstone.SEED} first: this code trains the same model in every "
+    "run, and scores within a few thousandths"
+)
 
 
 def _stop_cases(seed: int = STOP_SEED) -> list[tuple[list[float], float, int]]:
@@ -62,11 +65,23 @@ def _check_stop_callback(callback_class: Any) -> None:
             )
 
 
+def _refuse_other_reviews(input_ids: Any) -> None:
+    other = {capstone.split_of(ids) for ids in input_ids.tolist()} - {"train"}
+    if other:
+        where = "the validation split" if "validation" in other else "reviews that are not in it"
+        raise Wrong(
+            f"your Trainer trained on {where}: train on capstone.load_data()['train'] only (resampling or "
+            "weighting it is fine); the validation split is there to choose a model, not to learn from."
+        )
+
+
 class _Rules(TrainerCallback):
-    """The capstone's rules, enforced while the learner's Trainer trains (by its callbacks and each update)."""
+    """The capstone's rules, enforced while the learner's Trainer trains: by its callbacks, each update and every
+    forward pass through the model that computes gradients (inside the learner's compute_loss too)."""
 
     def __init__(self, trainer: Any) -> None:
         self.training_step, trainer.training_step = trainer.training_step, self.guarded_step
+        self.hooks: list[Any] = []
 
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if not capstone.is_fresh(model):
@@ -75,22 +90,29 @@ class _Rules(TrainerCallback):
                 "changed before): build it inside, with model_init=capstone.model_init; change how it trains, not "
                 "where it starts."
             )
+        encoders = [module for module in model.modules() if hasattr(module, "embeddings")] + [model]
+        self.hooks = [module.register_forward_pre_hook(self.guarded_forward, with_kwargs=True) for module in encoders]
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        for hook in self.hooks:
+            hook.remove()
+
+    def guarded_forward(self, module: Any, args: Any, kwargs: Any) -> None:
+        import torch
+
+        input_ids = kwargs.get("input_ids", args[0] if args else None)
+        if torch.is_grad_enabled() and torch.is_tensor(input_ids):
+            _refuse_other_reviews(input_ids)
 
     def guarded_step(self, model: Any, inputs: Any, *args: Any, **kwargs: Any) -> Any:
-        other = {capstone.split_of(ids) for ids in inputs["input_ids"].tolist()} - {"train"}
-        if other:
-            where = "the validation split" if "validation" in other else "reviews that are not in it"
-            raise Wrong(
-                f"your Trainer trained on {where}: train on capstone.load_data()['train'] only (resampling or "
-                "weighting it is fine); the validation split is there to choose a model, not to learn from."
-            )
+        _refuse_other_reviews(inputs["input_ids"])
         return self.training_step(model, inputs, *args, **kwargs)
 
 
-def run_project(make_trainer: Any, seed: int | None = None) -> tuple[Any, dict[str, float]]:
+def run_project(make_trainer: Any, seed: int | None = None, draw: int | None = None) -> tuple[Any, dict[str, float]]:
     """The check's run: seed, build the learner's Trainer, train it under :class:`_Rules` and return it with the
-    held-out scores of the model it kept (``f1`` is the score). ``tools/capstone_goal.py`` passes other seeds (the
-    Trainer's ``args.seed`` then follows)."""
+    held-out scores of the model it kept (``f1`` is the score; the samples are drawn from ``draw``, by default from a
+    seed drawn now). ``tools/capstone_goal.py`` passes other seeds (the Trainer's ``args.seed`` then follows)."""
     if isinstance(make_trainer, Trainer) or not callable(make_trainer):
         raise Wrong(
             f"make_capstone_trainer must be the function that builds the Trainer, got {type(make_trainer).__name__}: "
@@ -116,14 +138,20 @@ def run_project(make_trainer: Any, seed: int | None = None) -> tuple[Any, dict[s
         ) from error
     if not trainer.state.global_step:
         raise Wrong("trainer.train() made no update: the check scores the model your Trainer trains.")
-    return trainer, capstone.held_out_scores(trainer.model)
+    try:
+        model = capstone.rebuilt(trainer.model)
+    except ValueError as error:
+        raise Wrong(f"the check scores the model your Trainer kept, and {error}") from None
+    return trainer, capstone.held_out_scores(model, draw)
 
 
 def _check_capstone(make_trainer: Any) -> Verdict:
     trainer, scores = run_project(make_trainer)
     held_out, called = capstone.SIZES["held_out"], scores["predicted_positive"]
-    said = f"minority-class F1 on {held_out} held-out reviews your code never saw: {scores['f1']:.3f}, goal "
-    said += f"{capstone.GOAL_F1} ({SEEDED})"
+    said = (
+        f"minority-class F1 on held-out reviews your code never saw ({capstone.DRAWS} samples of {held_out}, drawn "
+        f"now with the seed {scores['draw']}): {scores['f1']:.3f} on average, goal {capstone.GOAL_F1} ({SEEDED})"
+    )
     if scores["f1"] >= capstone.GOAL_F1:
         return Verdict(PASSED, f"{said}.", "12.2")
     advice = [f"; your model calls {called} of them positive ({held_out // 10} are)."]
@@ -138,8 +166,10 @@ q1 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="StopAtTargetF1",
     checker=_check_stop_callback,
-    hint_text="In on_evaluate(self, args, state, control, metrics=None, **kwargs), set control.should_training_stop"
-    " = True when metrics['eval_f1'] (the Trainer adds 'eval_' to every key) is >= self.target.",
+    hint_text=(
+        "The metrics on_evaluate receives carry the 'eval_' prefix the Trainer adds to every key. Once the F1 reaches"
+        " the target (equal counts), ask the Trainer to stop the whole run, not only the epoch."
+    ),
     solution_obj=solutions.StopAtTargetF1,
 )
 q2 = Exercise(
