@@ -231,32 +231,40 @@ def _check_two_set_args(answer: Any) -> None:
 q1 = Exercise(
     answer_name="my_compute_metrics",
     checker=_check_compute_metrics,
-    hint_text="predictions may be a tuple: take predictions[0] when it is; then np.argmax(logits, -1), "
-    "accuracy_score(labels, predicted) and f1_score(labels, predicted, average='macro').",
+    hint_text=(
+        "The predictions can come as a tuple whose first item holds the logits; the predicted class is the index of "
+        "the largest logit. scikit-learn computes both metrics; the macro F1 is the mean of the two classes' F1."
+    ),
     solution_obj=solutions.my_compute_metrics,
 )
 
 q2 = Exercise(
     answer_name="MyStreamingAccuracy",
     checker=_check_streaming,
-    hint_text="keep self.correct and self.total; add each batch's counts (they are torch tensors: use .sum() and "
-    ".numel()); when compute_result is True, compute the result, set both counts back to 0, return it.",
+    hint_text=(
+        "Batch by batch, add to running counts (the inputs are torch tensors); only when compute_result is true turn "
+        "them into the accuracy, and start the counts again for the next evaluation."
+    ),
     solution_obj=solutions.MyStreamingAccuracy,
 )
 
 q3 = Exercise(
     answer_name="my_best_model_args",
     checker=_check_best_model_args,
-    hint_text="eval_strategy and save_strategy both 'epoch', load_best_model_at_end=True, "
-    "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
+    hint_text=(
+        "Evaluate and save on the same schedule (every epoch), load the best model at the end, and choose it by the "
+        "evaluation loss, for which lower is better."
+    ),
     solution_obj=solutions.MY_BEST_MODEL_ARGS,
 )
 
 q4 = Exercise(
     answer_name="my_two_set_args",
     checker=_check_two_set_args,
-    hint_text="as in exercise 3 (evaluate and save every epoch, load_best_model_at_end=True), with "
-    "metric_for_best_model='clean_loss' (or 'eval_clean_loss'): one set's metric; lower is better for a loss.",
+    hint_text=(
+        "With a dict of evaluation sets every metric carries its set's name (eval_<set>_<metric>): the metric for the"
+        " best model must name the clean set's loss, and lower is better for a loss; the rest as in exercise 3."
+    ),
     solution_obj=solutions.MY_TWO_SET_ARGS,
 )
 

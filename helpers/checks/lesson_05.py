@@ -183,16 +183,21 @@ q1 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="EvalLossHistory",
     checker=_check_eval_loss_history,
-    hint_text="Subclass TrainerCallback, create self.history = [] in __init__, and append "
-    "(state.global_step, metrics['eval_loss']) in on_evaluate(self, args, state, control, metrics=None, **kwargs).",
+    hint_text=(
+        "on_evaluate receives the evaluation's metrics as a keyword argument: record the step the state gives and the"
+        " loss those metrics hold, in a list that each instance makes for itself (in __init__, not on the class)."
+    ),
     solution_obj=solutions.EvalLossHistory,
 )
 
 q2 = Exercise(
     answer_name="expected_counts",
     checker=_check_expected_counts,
-    hint_text="batches = ceil(examples / batch); steps per epoch = ceil(batches / accumulation); every batch that "
-    "does not end a step ends with on_substep_end.",
+    hint_text=(
+        "Count one epoch, then multiply: an epoch's last batch may be short, and its last step may gather fewer "
+        "batches than the accumulation (an epoch never lends batches to the next). Every batch that does not end a "
+        "step ends with on_substep_end."
+    ),
     solution_obj=solutions.expected_counts,
 )
 

@@ -284,12 +284,9 @@ q1 = Exercise(
     answer_name="MyBalancedTrainer",
     checker=_check_balanced_trainer,
     hint_text=(
-        "In __init__, call super().__init__(*args, **kwargs), then count self.train_dataset['labels'] per class and "
-        "keep weights N / (2 * count). In compute_loss pop the labels, run the model, take "
-        "F.cross_entropy(logits, labels, reduction='none') * weights[labels], sum, and divide by num_items_in_batch "
-        "if it is given, else by labels.numel(). On several processes num_items_in_batch counts all of them: "
-        "multiply by self.accelerator.num_processes when args.average_tokens_across_devices. Return (loss, outputs) "
-        "if return_outputs."
+        "Weights from the counts of the training labels ('balanced': N over twice a class's count). The loss sums "
+        "each review's weighted cross-entropy and divides by the Trainer's count of items when it gives one, by the "
+        "batch size when not; section 7 says what several processes need, and an evaluation asks for the outputs too."
     ),
     solution_obj=solutions.MyBalancedTrainer,
 )
@@ -298,10 +295,10 @@ q2 = Exercise(
     answer_name="my_focal_loss_func",
     checker=_check_focal_func,
     hint_text=(
-        "outputs is the model's SequenceClassifierOutput: log_p = F.log_softmax(outputs.logits, -1).gather(1, "
-        "labels[:, None]).squeeze(1); per review: -(1 - log_p.exp()) ** 2 * log_p; sum it and divide by "
-        "num_items_in_batch (or labels.numel() if None). No factor for processes: the Trainer multiplies a "
-        "compute_loss_func's loss by their number itself."
+        "outputs is the model's SequenceClassifierOutput. Focal loss scales each review's cross-entropy by (1 - p) to"
+        " the power gamma, p the probability of the true class; sum over the reviews and divide by "
+        "num_items_in_batch, or by the batch size when it is None. No factor for processes: the Trainer applies it to"
+        " a compute_loss_func."
     ),
     solution_obj=solutions.my_focal_loss_func,
 )

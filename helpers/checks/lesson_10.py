@@ -224,8 +224,10 @@ def _check_class_loss_trainer(answer: Any) -> None:
 q1 = Exercise(
     answer_name="steps_per_epoch",
     checker=_check_steps,
-    hint_text="global batch = per_device_batch x processes; batches per process = ceil(examples / global batch); "
-    "then group them by `accumulation`, rounding up.",
+    hint_text=(
+        "The global batch is the batch of one process times the processes; each process reads its share of the "
+        "batches (a last, smaller one counts), and the accumulation groups them into steps, rounding up."
+    ),
     solution_obj=solutions.steps_per_epoch,
 )
 
@@ -233,8 +235,10 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="RankZeroLossCollector",
     checker=_check_collector,
-    hint_text="on_log receives `state` and `logs`; test state.is_world_process_zero (the check plays each process "
-    "through `state`) before appending logs['loss'].",
+    hint_text=(
+        "on_log receives the state and the logs: the state says whether this process is the job's process zero (a "
+        "local process zero runs on every machine). Keep the training loss only, from the logs that hold one."
+    ),
     solution_obj=solutions.RankZeroLossCollector,
 )
 

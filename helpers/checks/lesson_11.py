@@ -308,8 +308,10 @@ def _check_save_on_sigterm(answer: Any) -> None:
 q1 = Exercise(
     answer_name="latest_checkpoint",
     checker=_check_latest_checkpoint,
-    hint_text="List the folder, keep names matching checkpoint-<digits>, and take the one with the largest int "
-    "step. transformers.trainer_utils.get_last_checkpoint does the same.",
+    hint_text=(
+        "List the folder and keep the folders named checkpoint- and digits only; compare their steps as numbers "
+        "(checkpoint-10 comes after checkpoint-9), and return the whole path, or None when there is none."
+    ),
     solution_obj=solutions.latest_checkpoint,
 )
 
@@ -317,9 +319,11 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="EvalCounter",
     checker=_check_eval_counter,
-    hint_text="class EvalCounter(TrainerCallback, ExportableState): count in on_evaluate, and let state() return "
-    "{'args': {}, 'attributes': {'evaluations': self.evaluations}}. The Trainer rebuilds the callback "
-    "from that dict on resume.",
+    hint_text=(
+        "Count in on_evaluate. On resume the Trainer builds a new instance from what the checkpoint kept of the old "
+        "one: inherit ExportableState and let state() hand the count over (as an argument of __init__ or as an "
+        "attribute), so it comes back."
+    ),
     solution_obj=solutions.EvalCounter,
 )
 

@@ -130,11 +130,9 @@ q1 = Exercise(
     answer_name="MyAccuracyLoggingTrainer",
     checker=_check_accuracy_trainer,
     hint_text=(
-        "In __init__ keep a list per mode ('train', 'eval'). In compute_loss call super().compute_loss(model, inputs, "
-        "return_outputs=True, num_items_in_batch=num_items_in_batch), append (outputs.logits.argmax(-1) == "
-        "inputs['labels']).float().mean().item() to the list of the mode (self.model.training), return what was "
-        "asked. In log(logs, start_time=None): put the mode's mean into logs['batch_accuracy'] (or "
-        "logs['eval_batch_accuracy']), clear the list, then super().log(logs, start_time)."
+        "Note each micro-batch's accuracy in compute_loss, apart for training and for evaluation (the model's mode "
+        "says which), and in log() merge each mode's mean into that mode's log, then start that mode again. The "
+        "training log is the one with 'loss'; evaluations come between them."
     ),
     solution_obj=solutions.MyAccuracyLoggingTrainer,
 )
@@ -143,10 +141,8 @@ q2 = Exercise(
     answer_name="MyLengthSFTTrainer",
     checker=_check_length_sft_trainer,
     hint_text=(
-        "In compute_loss: mode = 'train' if self.model.training else 'eval'; append "
-        "inputs['attention_mask'].sum(dim=1).float().mean().item() to self._metrics[mode]['tokens_per_sequence']; "
-        "return super().compute_loss(model, inputs, return_outputs=return_outputs, "
-        "num_items_in_batch=num_items_in_batch)."
+        "SFTTrainer already keeps a list of numbers per mode and merges their means into the logs: in compute_loss "
+        "add yours to the list of the mode the model is in, and let the parent compute the loss."
     ),
     solution_obj=solutions.MyLengthSFTTrainer,
 )
