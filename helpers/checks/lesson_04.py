@@ -212,20 +212,36 @@ def _check_two_set_args(answer: Any) -> None:
             ) from error
         raise
     history = trainer.state.log_history
-    clean = [entry["eval_clean_loss"] for entry in history if "eval_clean_loss" in entry]
-    noisy = [entry["eval_noisy_loss"] for entry in history if "eval_noisy_loss" in entry]
+    clean = {entry["step"]: entry["eval_clean_loss"] for entry in history if "eval_clean_loss" in entry}
     if len(clean) < 2:
         raise Wrong("the run evaluated fewer than twice; evaluate every epoch (eval_strategy='epoch').")
     final = trainer.evaluate(eval_dataset=sets["clean"], metric_key_prefix="final")["final_loss"]
-    if np.isclose(trainer.state.best_metric, min(noisy)) and not np.isclose(min(noisy), min(clean)):
-        raise Wrong("the best checkpoint was chosen on the noisy set; name the clean set's loss: 'clean_loss'.")
-    if not np.isclose(trainer.state.best_metric, min(clean)):
+    best_step = min(clean, key=clean.get)
+    kept = int(str(trainer.state.best_model_checkpoint or "checkpoint-0").rsplit("-", 1)[-1])
+    metric, higher = trainer.args.metric_for_best_model, trainer.args.greater_is_better
+    if kept in clean and not np.isclose(trainer.state.best_metric, clean[kept]):
         raise Wrong(
-            f"the best checkpoint has clean loss {trainer.state.best_metric:.4f} but the lowest was {min(clean):.4f};"
-            " for a loss, lower is better (greater_is_better=False, the default for a name ending in 'loss')."
+            f"your metric_for_best_model={metric!r} (greater_is_better={higher}) kept the checkpoint of step {kept} "
+            f"for its value {trainer.state.best_metric:.4f}, which is not its clean loss ({clean[kept]:.4f}): the "
+            "checkpoint must be chosen by the clean set's loss, 'clean_loss'"
+            + (" (that metric is the noisy set's)." if "noisy" in str(metric) else ".")
         )
-    if not np.isclose(final, min(clean), atol=1e-5):
-        raise Wrong("the model at the end is not the best checkpoint; check load_best_model_at_end and save_strategy.")
+    if kept != best_step:
+        said = (
+            f"your metric_for_best_model={metric!r} (greater_is_better={higher}) kept the checkpoint of step {kept}, "
+            f"whose clean loss is {clean.get(kept, float('nan')):.4f}; the lowest clean loss, {clean[best_step]:.4f}, "
+            f"was at step {best_step}."
+        )
+        if "noisy" in str(metric):
+            raise Wrong(f"{said} That metric is the noisy set's: name the clean set's loss, 'clean_loss'.")
+        raise Wrong(
+            f"{said} For a loss, lower is better (greater_is_better=False, the default for a name ending in 'loss')."
+        )
+    if not np.isclose(final, clean[best_step], atol=1e-5):
+        raise Wrong(
+            f"the model at the end has clean loss {final:.4f}, not the best checkpoint's {clean[best_step]:.4f}: check "
+            "load_best_model_at_end and save_strategy."
+        )
 
 
 q1 = Exercise(
