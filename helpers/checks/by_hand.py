@@ -62,16 +62,24 @@ def merged(measures: Iterable[dict[str, tuple[float, float]]]) -> dict[str, floa
     return {name: total / count for name, (total, count) in totals.items() if count}
 
 
+def window_of(
+    history: list[dict[str, Any]], entry: dict[str, Any], train: list[tuple[int, dict[str, tuple[float, float]]]]
+) -> list[dict[str, tuple[float, float]]]:
+    """The measures of the micro-batches that the training log ``entry`` of ``history`` covers: those trained after
+    the previous training log, up to ``entry``'s step."""
+    start = max((e["step"] for e in history if "loss" in e and e["step"] < entry["step"]), default=0)
+    return [measure for step, measure in train if start <= step < entry["step"]]
+
+
 def training_windows(
     history: list[dict[str, Any]], train: list[tuple[int, dict[str, tuple[float, float]]]]
 ) -> list[tuple[dict[str, Any], int, dict[str, float]]]:
     """For each training log (an entry with ``loss``) of ``history``: ``(entry, micro-batches since the previous
     training log, the merged measures of those micro-batches)``."""
-    windows, start = [], 0
+    windows = []
     for entry in (entry for entry in history if "loss" in entry):
-        window = [measure for step, measure in train if start <= step < entry["step"]]
+        window = window_of(history, entry, train)
         windows.append((entry, len(window), merged(window)))
-        start = entry["step"]
     return windows
 
 

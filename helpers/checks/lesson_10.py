@@ -157,7 +157,9 @@ def _hand_and_history(trainer: Any) -> tuple[list[Any], list[dict[str, Any]]]:
 
 
 def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], where: str) -> None:
-    from helpers.checks.by_hand import close, merged, training_windows
+    """Each training log of ``history`` must hold each class's loss over the reviews of every process (``ranks``:
+    the hand measures of each) since the previous training log."""
+    from helpers.checks.by_hand import close, merged, training_windows, window_of
 
     everyone = [measure for train in ranks for measure in train]
     for entry, _, want in training_windows(history, everyone):
@@ -167,12 +169,11 @@ def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], w
                 f"{where}: the training log at step {entry['step']} has no {missing} column: add both to the logs "
                 "dict in log() before the Trainer's own log() writes it."
             )
-        window = [(step, m) for step, m in everyone if step < entry["step"] and step >= _previous(history, entry)]
+        window, own = window_of(history, entry, everyone), merged(window_of(history, entry, ranks[0]))
         for name in CLASSES:
             if close(entry[name], want[name]):
                 continue
-            means = [total / count for _, measure in window for total, count in [measure[name]]]
-            own = merged(m for step, m in ranks[0] if _previous(history, entry) <= step < entry["step"])
+            means = [measure[name][0] / measure[name][1] for measure in window]
             if len(ranks) > 1 and close(entry[name], own[name]):
                 why = (
                     "that is process 0's reviews alone: add up the sums and the counts over every process (one "
@@ -184,19 +185,12 @@ def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], w
                     "like one with 3: keep each class's summed loss and its number of reviews, and divide at log time."
                 )
             else:
-                why = (
-                    "keep each class's summed loss and number of reviews since the last training log, then start again."
-                )
+                why = "keep each class's summed loss and number of reviews since the previous log, then start again."
             raise Wrong(
                 f"{where}: at step {entry['step']} your {name!r} is {entry[name]!r}; the cross-entropy averaged over "
-                f"the {int(sum(m[name][1] for _, m in window))} reviews of that class trained on since the previous "
-                f"training log is {want[name]:.5f}: {why}"
+                f"the {int(sum(measure[name][1] for measure in window))} reviews of that class trained on since the "
+                f"previous training log is {want[name]:.5f}: {why}"
             )
-
-
-def _previous(history: list[dict[str, Any]], entry: dict[str, Any]) -> int:
-    steps = [e["step"] for e in history if "loss" in e and e["step"] < entry["step"]]
-    return steps[-1] if steps else 0
 
 
 def _check_class_loss_trainer(answer: Any) -> None:
