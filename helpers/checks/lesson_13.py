@@ -65,12 +65,12 @@ def _accuracy(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float
     return _mean("batch_accuracy", (logits.argmax(-1) == batch["labels"]).float().mean())
 
 
-def _schedule(rng: random.Random) -> dict[str, Any]:
-    """Six steps, a training log every 2 or 3 (and at step 1), an evaluation every 1 or 2 steps: evaluations fall
-    between two training logs and at steps with one."""
+def _schedule(rng: random.Random, max_steps: int) -> dict[str, Any]:
+    """A training log every 2 or 3 steps (and at step 1), an evaluation every 1 or 2 steps: evaluations fall between
+    two training logs and at steps with one."""
     logging_steps = rng.choice([2, 3])
     eval_steps = rng.choice([step for step in (1, 2) if step != logging_steps])
-    return dict(max_steps=6, logging_steps=logging_steps, logging_first_step=True, eval_steps=eval_steps)
+    return dict(max_steps=max_steps, logging_steps=logging_steps, logging_first_step=True, eval_steps=eval_steps)
 
 
 def _check_accuracy_trainer(answer: Any) -> None:
@@ -84,7 +84,7 @@ def _check_accuracy_trainer(answer: Any) -> None:
     data = fixtures.random_ids(32, seed=rng.randrange(100, 1000)).remove_columns("labels").add_column("labels", labels)
     held_out = fixtures.random_ids(12, seed=rng.randrange(100, 1000))
     steps = dict(per_device_train_batch_size=4, per_device_eval_batch_size=4, gradient_accumulation_steps=2)
-    steps.update(train_sampling_strategy="sequential", save_strategy="no", eval_strategy="steps", **_schedule(rng))
+    steps.update(train_sampling_strategy="sequential", save_strategy="no", eval_strategy="steps", **_schedule(rng, 6))
     settings = dict(learning_rate=round(rng.uniform(3e-3, 9e-3), 6), **steps)  # windows with different label mixes
     trainer = fixtures.trainer(settings, trainer_class=answer, train_dataset=data, eval_dataset=held_out)
     _train_and_compare(trainer, _accuracy, "batch_accuracy", "the mean accuracy", eval_rows=3)
@@ -109,8 +109,8 @@ def _check_length_sft_trainer(answer: Any) -> None:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config)
-    steps = dict(per_device_train_batch_size=4, per_device_eval_batch_size=4, gradient_accumulation_steps=2)
-    steps.update(eval_strategy="steps", **_schedule(rng))
+    steps = dict(per_device_train_batch_size=2, per_device_eval_batch_size=4, gradient_accumulation_steps=2)
+    steps.update(eval_strategy="steps", **_schedule(rng, 4))  # 4 steps: the causal LM's vocabulary costs time
     learning_rate = round(rng.uniform(1e-3, 5e-3), 6)
     args = SFTConfig(fixtures.scratch_dir(), learning_rate=learning_rate, **steps, **QUIET_SFT)
     chosen = rng.sample(range(len(texts)), 24)
