@@ -184,7 +184,18 @@ MISTAKES = {
                 "load_best_model_at_end": True,
                 "metric_for_best_model": "eval_noisy_loss",
             },
-            "chosen on the noisy set",
+            "that metric is the noisy set's",
+        ),
+        (
+            # the highest noisy loss: the old message called the noisy loss it kept "the clean loss"
+            {
+                "eval_strategy": "epoch",
+                "save_strategy": "epoch",
+                "load_best_model_at_end": True,
+                "metric_for_best_model": "noisy_loss",
+                "greater_is_better": True,
+            },
+            "which is not its clean loss",
         ),
         (
             {

@@ -97,6 +97,21 @@ def counts_one_epoch(num_examples, batch_size, accumulation, epochs):
     return {"on_step_end": steps, "on_substep_end": batches - steps, "on_epoch_end": epochs}
 
 
+def counts_carried_across_epochs(num_examples, batch_size, accumulation, epochs):
+    """Wrong: carries the accumulation over the end of an epoch (one run of batches * epochs). Passed before: the
+    drawn cases never combined several epochs with a short last step where that gives fewer steps."""
+    batches = math.ceil(num_examples / batch_size) * epochs
+    steps = math.ceil(batches / accumulation)
+    return {"on_step_end": steps, "on_substep_end": batches - steps, "on_epoch_end": epochs}
+
+
+def counts_from_the_effective_batch(num_examples, batch_size, accumulation, epochs):
+    """A hurried learner's formula: all examples of the run over the effective batch."""
+    steps = math.ceil(num_examples * epochs / (batch_size * accumulation))
+    batches = math.ceil(num_examples * epochs / batch_size)
+    return {"on_step_end": steps, "on_substep_end": batches - steps, "on_epoch_end": epochs}
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -143,9 +158,20 @@ MISTAKES = {
         (counts_one_epoch, "on_step_end: you said"),
         (counts_memorised, "on_step_end: you said 0"),
         (counts_per_batch, "on_substep_end: you said 0"),
+        (counts_carried_across_epochs, "on_step_end: you said"),
+        (counts_from_the_effective_batch, "on_step_end: you said"),
     ],
 }
 
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
     CORRECT, MISTAKES
 )
+
+
+def test_the_drawn_cases_make_every_carried_over_count_fail_whatever_the_seed() -> None:
+    from helpers.checks.lesson_05 import COUNT_SEED, count_cases
+
+    for seed in [COUNT_SEED, *range(40)]:
+        cases = count_cases(seed)
+        for formula in (counts_carried_across_epochs, counts_from_the_effective_batch, counts_one_epoch):
+            assert any(formula(*case) != counts_by_simulation(*case) for case in cases), (seed, formula.__name__)

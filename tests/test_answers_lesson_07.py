@@ -10,6 +10,8 @@ import torch.nn.functional as F
 from exercise_cases import answer_tests
 from transformers import Trainer
 
+from helpers.lessons.lesson_07 import LossPartsTrainer
+
 
 def _balanced(dataset):
     labels = np.array(dataset["labels"])
@@ -158,9 +160,110 @@ class TorchWeightedMeanTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
+# ---- 07.3: the parts of the loss, logged as columns of their own ----
+
+
+def _z_parts(logits, labels):
+    return {
+        "loss_ce": F.cross_entropy(logits, labels),
+        "loss_z": 0.1 * torch.logsumexp(logits, dim=-1).pow(2).mean(),
+    }
+
+
+class PartsFromLessonClass(LossPartsTrainer):
+    """Right: lesson 07's LossPartsTrainer, with these parts (its base says the loss is a micro-batch mean)."""
+
+    def loss_parts(self, model, inputs):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        return outputs, _z_parts(outputs.logits, labels)
+
+
+class PartsAsTensorLists(Trainer):
+    """Right, another route: detached tensors in lists, stacked at log time; model_accepts_loss_kwargs = False."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = False
+        self.noted = {"loss_ce": [], "loss_z": []}
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        parts = _z_parts(outputs.logits, inputs["labels"])
+        if self.model.training:
+            for name, value in parts.items():
+                self.noted[name].append(value.detach())
+        loss = parts["loss_ce"] + parts["loss_z"]
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            logs = {**logs, **{k: torch.stack(v).mean().item() for k, v in self.noted.items() if v}}
+            self.noted = {"loss_ce": [], "loss_z": []}
+        super().log(logs, start_time)
+
+
+class PartsLoggedInStep(Trainer):
+    """Wrong: self.log inside compute_loss (lesson 07's first idea): a row per micro-batch."""
+
+    loss_is_scaled_for_ga = False
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        parts = _z_parts(outputs.logits, labels)
+        if model.training:
+            self.log({name: value.item() for name, value in parts.items()})
+        loss = sum(parts.values())
+        return (loss, outputs) if return_outputs else loss
+
+
+class PartsNotScaled(PartsAsTensorLists):
+    """Wrong: right columns, but the Trainer is not told that the loss is a micro-batch mean."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = True
+
+
+class PartsWithEvaluation(PartsAsTensorLists):
+    """Wrong: notes the parts of the evaluation's batches too, in the same lists."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        parts = _z_parts(outputs.logits, inputs["labels"])
+        for name, value in parts.items():
+            self.noted[name].append(value.detach())
+        loss = parts["loss_ce"] + parts["loss_z"]
+        return (loss, outputs) if return_outputs else loss
+
+
+class PartsOverLoggingSteps(PartsAsTensorLists):
+    """A hurried learner's try: the sums over logging_steps x accumulation micro-batches, as if every window were
+    full (the first log, at step 1, is not)."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            count = self.args.logging_steps * self.args.gradient_accumulation_steps
+            logs.update({k: torch.stack(v).sum().item() / count for k, v in self.noted.items() if v})
+            self.noted = {"loss_ce": [], "loss_z": []}
+        Trainer.log(self, logs, start_time)
+
+
+class PartsLastMicroBatch(PartsAsTensorLists):
+    """Wrong: logs the parts of the last micro-batch only."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            logs.update({k: v[-1].item() for k, v in self.noted.items() if v})
+            self.noted = {"loss_ce": [], "loss_z": []}
+        Trainer.log(self, logs, start_time)
+
+
 CORRECT = {
     "q1": [BalancedScaledFlag, BalancedNoLossKwargs],
     "q2": [focal_from_ce, focal_from_softmax, focal_indexing_outputs, focal_outputs_get],
+    "q3": [PartsFromLessonClass, PartsAsTensorLists],
 }
 
 MISTAKES = {
@@ -178,6 +281,13 @@ MISTAKES = {
         (focal_gamma_one, "focal loss (gamma 2)"),
         (focal_per_review, "one loss per review"),
         (focal_times_world_size, "no factor for processes"),
+    ],
+    "q3": [
+        (PartsLoggedInStep, "writes rows of its own"),
+        (PartsNotScaled, "tell the Trainer so"),
+        (PartsWithEvaluation, "(not evaluation's)"),
+        (PartsOverLoggingSteps, "micro-batches since the previous training log"),
+        (PartsLastMicroBatch, "micro-batches since the previous training log"),
     ],
 }
 

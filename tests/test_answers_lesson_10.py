@@ -7,8 +7,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import torch
+import torch.nn.functional as F
 from exercise_cases import answer_tests
-from transformers import TrainerCallback
+from transformers import Trainer, TrainerCallback
 
 
 def steps_ceil_trick(examples, per_device_batch, processes, accumulation):
@@ -91,6 +93,124 @@ class CollectorFromHistory(TrainerCallback):
             self.losses.append(last["loss"])
 
 
+# ---- 10.3: the loss of each class, over every process ----
+
+
+def _per_review(trainer, model, inputs):
+    loss, outputs = Trainer.compute_loss(trainer, model, inputs, return_outputs=True)
+    return loss, outputs, F.cross_entropy(outputs.logits.detach(), inputs["labels"], reduction="none")
+
+
+class ClassLossByGather(Trainer):
+    """Right, another route: keeps every review's loss and label, gathers them from all processes at log time."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen_losses, self.seen_labels = [], []
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss, outputs, per_review = _per_review(self, model, inputs)
+        if model.training:
+            self.seen_losses.append(per_review)
+            self.seen_labels.append(inputs["labels"])
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs and self.seen_losses:
+            losses = self.accelerator.gather(torch.cat(self.seen_losses))
+            labels = self.accelerator.gather(torch.cat(self.seen_labels))
+            logs["loss_negative"] = losses[labels == 0].mean().item()
+            logs["loss_positive"] = losses[labels == 1].mean().item()
+            self.seen_losses, self.seen_labels = [], []
+        super().log(logs, start_time)
+
+
+class ClassLossAllReduce(Trainer):
+    """Right, another route: torch.distributed's own all_reduce when there are several processes."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sums = {0: [0.0, 0], 1: [0.0, 0]}
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss, outputs, per_review = _per_review(self, model, inputs)
+        if self.model.training:
+            for label in (0, 1):
+                mask = inputs["labels"] == label
+                self.sums[label][0] += float(per_review[mask].sum())
+                self.sums[label][1] += int(mask.sum())
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs, start_time=None):
+        import torch.distributed as dist
+
+        if "loss" in logs:
+            totals = torch.tensor([value for label in (0, 1) for value in self.sums[label]], dtype=torch.float64)
+            if dist.is_available() and dist.is_initialized():
+                dist.all_reduce(totals)
+            logs["loss_negative"], logs["loss_positive"] = (
+                (totals[0] / totals[1]).item(),
+                (totals[2] / totals[3]).item(),
+            )
+            self.sums = {0: [0.0, 0], 1: [0.0, 0]}
+        super().log(logs, start_time)
+
+
+class ClassLossThisProcess(ClassLossAllReduce):
+    """Wrong: the sums of this process only (right on one process)."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            (neg, n0), (pos, n1) = self.sums[0], self.sums[1]
+            logs["loss_negative"], logs["loss_positive"] = neg / n0, pos / n1
+            self.sums = {0: [0.0, 0], 1: [0.0, 0]}
+        Trainer.log(self, logs, start_time)
+
+
+class ClassLossMeanOfMeans(Trainer):
+    """Wrong: averages each micro-batch's class means."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.means = {0: [], 1: []}
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss, outputs, per_review = _per_review(self, model, inputs)
+        if model.training:
+            for label in (0, 1):
+                self.means[label].append(per_review[inputs["labels"] == label].mean())
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            means = self.accelerator.reduce(torch.stack([torch.stack(self.means[k]).mean() for k in (0, 1)]), "mean")
+            logs["loss_negative"], logs["loss_positive"] = means.tolist()
+            self.means = {0: [], 1: []}
+        super().log(logs, start_time)
+
+
+class ClassLossAverageOfProcesses(ClassLossAllReduce):
+    """A hurried learner's try at the 2-process check: each process's class means, averaged over the processes."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            means = torch.tensor([self.sums[0][0] / self.sums[0][1], self.sums[1][0] / self.sums[1][1]])
+            means = self.accelerator.reduce(means, reduction="mean")
+            logs["loss_negative"], logs["loss_positive"] = means.tolist()
+            self.sums = {0: [0.0, 0], 1: [0.0, 0]}
+        Trainer.log(self, logs, start_time)
+
+
+class ClassLossNeverRestarted(ClassLossAllReduce):
+    """Wrong: the sums since the start of training."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            logs["loss_negative"] = self.sums[0][0] / self.sums[0][1]
+            logs["loss_positive"] = self.sums[1][0] / self.sums[1][1]
+        Trainer.log(self, logs, start_time)
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -108,6 +228,7 @@ class WrongCollectorEveryProcess(TrainerCallback):
 CORRECT = {
     "q1": [steps_ceil_trick, steps_by_loop],
     "q2": [CollectorEarlyReturn, CollectorDict, CollectorFromHistory],
+    "q3": [ClassLossByGather, ClassLossAllReduce],
 }
 
 MISTAKES = {
@@ -120,6 +241,12 @@ MISTAKES = {
         (CollectorLocal, "is_local_process_zero=True"),
         (CollectorAnyLoss, "nothing else"),
         (WrongCollectorEveryProcess, "is_local_process_zero=False collected a loss"),
+    ],
+    "q3": [
+        (ClassLossThisProcess, "process 0's reviews alone"),
+        (ClassLossMeanOfMeans, "mean of the micro-batches' means"),
+        (ClassLossAverageOfProcesses, "on 2 processes (process 0's log)"),
+        (ClassLossNeverRestarted, "then start again"),
     ],
 }
 

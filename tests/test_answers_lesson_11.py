@@ -5,6 +5,9 @@ The answers are written here, not imported from the solutions."""
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 from pathlib import Path
 
 from exercise_cases import answer_tests
@@ -98,6 +101,125 @@ class CounterFreshControl(CounterAttributes):
         return TrainerControl()
 
 
+class CounterFromSteps(CounterAttributes):
+    """Wrong: works the count out from the step. Passed before, when every evaluation fell on a multiple of
+    eval_steps."""
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations = state.global_step // args.eval_steps
+
+
+class CounterFromStepsPlusStart(CounterAttributes):
+    """A hurried learner's try at the new check: the formula, plus one for the evaluation at the start."""
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations = state.global_step // args.eval_steps + int(args.eval_on_start)
+
+
+class CounterFromLogHistory(TrainerCallback):
+    """Right, another route: counts the evaluations the Trainer logged; log_history comes back with the checkpoint."""
+
+    def __init__(self):
+        self.evaluations = 0
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.evaluations = sum("eval_loss" in entry for entry in state.log_history)
+
+
+# ---- 11.3: SIGTERM ----
+
+
+class SigtermEvent(TrainerCallback):
+    """Right, another route: a threading.Event, the handler installed when the callback is built."""
+
+    def __init__(self):
+        self.stop_now = threading.Event()
+        self.before = signal.signal(signal.SIGTERM, lambda signum, frame: self.stop_now.set())
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            control.should_save, control.should_training_stop = True, True
+        return control
+
+    def on_train_end(self, args, state, control, **kwargs):
+        signal.signal(signal.SIGTERM, self.before)
+
+
+class SigtermAnyStepEvent(TrainerCallback):
+    """Right, another route: looks for the request at the start of a step too, and keeps getsignal's answer."""
+
+    def __init__(self):
+        self.asked = False
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.old_handler = signal.getsignal(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, self.note)
+
+    def note(self, *_):
+        self.asked = True
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.on_step_end(args, state, control)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        control.should_save = control.should_save or self.asked
+        control.should_training_stop = control.should_training_stop or self.asked
+
+    def on_train_end(self, args, state, control, **kwargs):
+        signal.signal(signal.SIGTERM, self.old_handler)
+
+
+class SigtermStopOnly(SigtermEvent):
+    """Wrong: stops, but asks for no save."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            control.should_training_stop = True
+
+
+class SigtermSaveOnly(SigtermEvent):
+    """Wrong: saves, but goes on training."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            control.should_save = True
+            self.stop_now.clear()
+
+
+class SigtermNotRestored(SigtermEvent):
+    """Wrong: leaves its handler in place after training (a later SIGTERM to the kernel would be ignored)."""
+
+    def on_train_end(self, args, state, control, **kwargs):
+        pass
+
+
+class SigtermExits(TrainerCallback):
+    """Wrong: the handler ends the process at once, as a 'graceful' exit."""
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.before = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
+class SigtermIgnored(TrainerCallback):
+    """A hurried learner's try: ignore the signal, so the run is not killed."""
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        signal.signal(signal.SIGTERM, self.before)
+
+
+class SigtermNoHandler(TrainerCallback):
+    """Wrong: sets the flags once the signal came, but never installs a handler (nothing notes it)."""
+
+    requested = False
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.requested:
+            control.should_save = control.should_training_stop = True
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -114,7 +236,8 @@ def counter_written_as_a_function(args, state, control, **kwargs):
 
 CORRECT = {
     "q1": [latest_by_glob, latest_by_library],
-    "q2": [CounterWithArgs, CounterAttributes],
+    "q2": [CounterWithArgs, CounterAttributes, CounterFromLogHistory],
+    "q3": [SigtermEvent, SigtermAnyStepEvent],
 }
 
 MISTAKES = {
@@ -130,7 +253,18 @@ MISTAKES = {
         (CounterPredictionSteps, "Count once per evaluation"),
         (CounterSaves, "Count once per evaluation"),
         (CounterFreshControl, "new TrainerControl"),
+        (CounterFromSteps, "does not always fall on a multiple of eval_steps"),
+        (CounterFromStepsPlusStart, "do not fall on multiples of eval_steps"),
         (counter_written_as_a_function, "must be a class"),
+    ],
+    "q3": [
+        (SigtermStopOnly, "ask for a save"),
+        (SigtermSaveOnly, "the run went on to step"),
+        (SigtermNotRestored, "was still yours"),
+        (SigtermExits, "ended the process (SystemExit(0))"),
+        (SigtermIgnored, "the run went on to step"),
+        (SigtermNoHandler, "died of the SIGTERM"),
+        ("SaveOnSigterm", "must be a class"),
     ],
 }
 

@@ -31,6 +31,7 @@ from helpers.checks import lesson_12 as exercises
 from helpers.lessons.lesson_04 import make_compute_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
+DRAW = 20261203  # the held-out samples of the two runs that must score the same (the check draws its own)
 
 
 # --- the task ------------------------------------------------------------------------------------------------
@@ -40,13 +41,13 @@ def _reviews(dataset) -> set[tuple[int, ...]]:
     return {tuple(ids) for ids in dataset["input_ids"]}
 
 
-def test_data_is_one_positive_in_ten_handed_out_as_a_copy_without_the_held_out_split() -> None:
+def test_data_is_one_positive_in_ten_handed_out_as_a_copy_without_the_held_out_reviews() -> None:
     data = capstone.load_data()
     assert set(data) == {"train", "validation"}
-    for split in ("train", "validation", "held_out"):
-        rows = data[split] if split in data else capstone._tokenized_splits()["held_out"]
+    for split in ("train", "validation"):
         size = capstone.SIZES[split]
-        assert len(rows) == size and sum(rows["labels"]) == round(size * capstone.POSITIVE_SHARE), split
+        assert len(data[split]) == size and sum(data[split]["labels"]) == round(size * capstone.POSITIVE_SHARE), split
+    assert len(capstone._tokenized_splits()["held_out"]) == len(helpers.load_reviews()["test"])  # the whole pool
     data["train"] = data["validation"]
     assert len(capstone.load_data()["train"]) == capstone.SIZES["train"]
 
@@ -333,8 +334,8 @@ def short_run_after_earlier_cells() -> tuple[Verdict, dict]:
     earlier_cells()
     runs, run_project = [], exercises.run_project
 
-    def recorded(make_trainer, seed=None):
-        runs.append(run_project(make_trainer, seed))
+    def recorded(make_trainer, seed=None, draw=None):
+        runs.append(run_project(make_trainer, seed, DRAW))  # the samples of the fresh process's score
         return runs[-1]
 
     with pytest.MonkeyPatch.context() as patch:
@@ -355,7 +356,7 @@ import json
 import helpers
 helpers.setup_notebook(announce=False)
 import tests.test_capstone as t
-print("SCORES", json.dumps(t.exercises.run_project(t.make_short_plain)[1], sort_keys=True))
+print("SCORES", json.dumps(t.exercises.run_project(t.make_short_plain, draw=t.DRAW)[1], sort_keys=True))
 """
 
 
@@ -399,6 +400,91 @@ def test_q2_a_model_that_knows_the_validation_labels_gains_nothing() -> None:
 
     verdict = exercises.q2.evaluate(make_cheat)
     assert verdict.status == WRONG and "held-out reviews your code never saw" in verdict.message, verdict
+
+
+def _every_review_the_helpers_load() -> dict:
+    """Labels of every review a learner's code can load: the course's three splits, tokenized the capstone's way,
+    and the capstone's own splits."""
+    tokenized = helpers.tokenize_reviews(helpers.load_reviews(), helpers.models.load_tokenizer(), capstone.MAX_LENGTH)
+    known = {}
+    for split in [*tokenized.values(), *capstone.load_data().values()]:
+        labels = split["label"] if "label" in split.column_names else split["labels"]
+        known.update({tuple(ids): label for ids, label in zip(split["input_ids"], labels)})
+    return known
+
+
+class LookUpEveryReview(LookUpValidationLabels):
+    """A cheat: answers every review the helpers load by heart (the held-out pool among them)."""
+
+    def __init__(self, model, known):
+        torch.nn.Module.__init__(self)
+        self.model, self.known = model, known
+
+
+def test_q2_a_lookup_of_every_split_the_helpers_load_gains_nothing() -> None:
+    known = _every_review_the_helpers_load()
+    pool = capstone._tokenized_splits()["held_out"]
+    assert capstone.minority_f1(LookUpEveryReview(capstone.model_init(), known), pool) == 1.0  # it knows them all
+
+    def make_cheat():
+        model = LookUpEveryReview(capstone.model_init(), known)
+        return Trainer(model=model, args=_args("test_cheat", max_steps=5), **_parts())
+
+    verdict = exercises.q2.evaluate(make_cheat)
+    assert verdict.status == WRONG and "held-out reviews your code never saw" in verdict.message, verdict
+
+
+class SwapInTheLookupAtTheEnd(TrainerCallback):
+    """A hurried learner's try at the new check: trains a few updates honestly, then hands the Trainer a model
+    that looks every label up."""
+
+    def __init__(self, trainer, known):
+        self.trainer, self.known = trainer, known
+
+    def on_train_end(self, args, state, control, model=None, **kwargs):
+        self.trainer.model = LookUpEveryReview(model, self.known)
+
+
+def make_swapping_cheat():
+    trainer = Trainer(model_init=capstone.model_init, args=_args("test_cheat", max_steps=3), **_parts())
+    trainer.add_callback(SwapInTheLookupAtTheEnd(trainer, _every_review_the_helpers_load()))
+    return trainer
+
+
+class TrainsOnLookedUpTestReviews(Trainer):
+    """A cheat: adds, inside compute_loss, the loss of test-split reviews whose labels it looked up."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        test = helpers.tokenize_reviews(
+            helpers.load_reviews()["test"].select(range(16)), helpers.models.load_tokenizer(), capstone.MAX_LENGTH
+        )
+        batch = self.data_collator(
+            [{"input_ids": ids, "labels": label} for ids, label in zip(test["input_ids"], test["label"])]
+        )
+        extra = model(**{key: value.to(self.args.device) for key, value in batch.items()}).loss
+        outputs = model(**inputs)
+        loss = outputs.loss + extra
+        return (loss, outputs) if return_outputs else loss
+
+
+class WithAnExtraLayer(torch.nn.Module):
+    """The capstone model with a trainable layer of its own before the head: not the model the check scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.model, self.extra = capstone.model_init(), torch.nn.Linear(4, 4)
+
+    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+
+
+def test_held_out_samples_are_drawn_when_it_scores_and_score_alike() -> None:
+    model = capstone.model_init()
+    with torch.no_grad():
+        model.classifier.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(0))
+    first, second = capstone.held_out_scores(model), capstone.held_out_scores(model)
+    assert first["draw"] != second["draw"] and abs(first["f1"] - second["f1"]) < 0.02, (first, second)
+    assert capstone.held_out_scores(model, first["draw"]) == first
 
 
 def make_on_train_and_validation():
@@ -447,6 +533,15 @@ def make_with_model_from_an_earlier_cell():
         (make_with_a_head_trained_elsewhere, "not a fresh capstone model"),
         (make_with_model_from_an_earlier_cell, "same model object"),
         (lambda: NoTraining(model_init=capstone.model_init, args=_args("test_cheat")), "made no update"),
+        (make_swapping_cheat, "held-out reviews your code never saw"),
+        (
+            lambda: TrainsOnLookedUpTestReviews(model_init=capstone.model_init, args=_args("test_cheat"), **_parts()),
+            "reviews that are not in it",
+        ),
+        (
+            lambda: Trainer(model=WithAnExtraLayer(), args=_args("test_cheat", max_steps=2), **_parts()),
+            "trains weights the capstone model does not have",
+        ),
     ],
 )
 def test_q2_catches_cheats_before_they_train_long(answer, hint: str) -> None:
@@ -509,7 +604,7 @@ def test_q2_names_a_trainer_or_a_string_given_for_the_function() -> None:
 
 def test_q2_reports_its_own_failure_as_the_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     data = capstone.load_data()
-    monkeypatch.setattr(capstone, "held_out_scores", lambda model: 1 / 0)
+    monkeypatch.setattr(capstone, "held_out_scores", lambda model, draw=None: 1 / 0)
     verdict = exercises.q2.evaluate(
         lambda: Trainer(
             model_init=capstone.model_init,

@@ -4,13 +4,16 @@ realistic wrong answers are tried in tests/test_answers_lesson_NN.py."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+import re
 
 import pytest
 
 import helpers.checks
 from helpers.checks import NOT_ATTEMPTED, PASSED, Exercise
+from helpers.checks.core import solution_source
 
 
 def all_exercises() -> list[Exercise]:
@@ -83,3 +86,58 @@ def test_checks_and_solutions_are_not_longer_than_the_lessons_code(lesson: str) 
     assert exercise_code <= lesson_code, (
         f"lesson {lesson}: {exercise_code} lines of checks and solutions, {lesson_code} of notebook code"
     )
+
+
+CODE_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|\S")
+SHARED_TOKENS = 5  # a run of 5 tokens of the solution's code (`control.should_evaluate = True`) is code, not an idea
+
+
+def _code_tokens(text: str) -> list[str]:
+    return CODE_TOKEN.findall(text.replace('"', "'"))
+
+
+def _solution_code(solution: object) -> str:
+    """The solution's source as `solution()` prints it, without docstrings (comments go with ast.unparse)."""
+    source = solution_source(solution)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a value's repr
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
+            if isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def _shared_code(solution: object, hint_text: str) -> list[str]:
+    """The runs of SHARED_TOKENS tokens of the solution's code that the hint holds too."""
+    code, hint = _code_tokens(_solution_code(solution)), _code_tokens(hint_text)
+    runs = {tuple(code[i : i + SHARED_TOKENS]) for i in range(len(code) - SHARED_TOKENS + 1)}
+    return [
+        " ".join(run)
+        for i in range(len(hint) - SHARED_TOKENS + 1)
+        if (run := tuple(hint[i : i + SHARED_TOKENS])) in runs
+    ]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=IDS)
+def test_no_hint_holds_its_solutions_code(exercise: Exercise) -> None:
+    shared = _shared_code(exercise.solution_obj, exercise.hint_text)
+    assert not shared, (
+        f"{exercise.name}: the hint holds the solution's code {shared}; a hint names the mistake and the idea to use, "
+        "solution() shows the code"
+    )
+
+
+def test_the_hint_check_finds_code_copied_from_a_solution() -> None:
+    from helpers.solutions import lesson_05
+
+    copied = "append (state.global_step, metrics['eval_loss']) in on_evaluate"  # the old hint of 05.1
+    assert _shared_code(lesson_05.EvalLossHistory, copied)

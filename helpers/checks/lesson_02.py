@@ -148,16 +148,19 @@ q1 = Exercise(
 q2 = Exercise(
     answer_name="names_without_decay",
     checker=_check_no_decay,
-    hint_text="Trainer.get_decay_parameter_names excludes the parameters of torch.nn.LayerNorm modules and names "
-    "containing 'bias' or a 'norm' variant: test isinstance(module, torch.nn.LayerNorm) over model.named_modules().",
+    hint_text=(
+        "The Trainer decides by module type as well as by name: every bias, and every parameter of a LayerNorm "
+        "module, whatever it is called (GPT-2 calls them ln_1, ln_2, ln_f). Walk the modules, not only the names, and"
+        " return the names as strings."
+    ),
     solution_obj=solutions.names_without_decay,
 )
 
 q3 = Exercise(
     answer_name="best_model_settings",
     checker=_check_best_model,
-    hint_text="save at every evaluation (same strategy and steps, or save_strategy='best'), "
-    "metric_for_best_model='accuracy'; accuracy is better when greater.",
+    hint_text="Save whenever the run evaluates (the same schedule, or only when the metric improves), choose the best "
+    "checkpoint by the accuracy, and say that a higher accuracy is better; keep at most two checkpoints.",
     solution_obj=solutions.best_model_settings,
 )
 

@@ -75,15 +75,20 @@ def _check_schedule_settings(settings: Any) -> None:
 q1 = Exercise(
     answer_name="cosine_multiplier_at_70",
     checker=_check_cosine_value,
-    hint_text="schedule_lrs('cosine', 100, 10)[70] computes it; on the plot, read the cosine line at x = 70.",
+    hint_text=(
+        "Read the cosine curve, not the linear one, at update 70: the first 10 updates are warmup, so the decay has "
+        "covered 60 of its 90 updates by then."
+    ),
     solution_obj=solutions.cosine_multiplier_at_70,
 )
 
 q2 = Exercise(
     answer_name="schedule_settings",
     checker=_check_schedule_settings,
-    hint_text="lr_scheduler_type='cosine_with_min_lr' with lr_scheduler_kwargs={'min_lr_rate': ...}, "
-    "and warmup_steps as a float.",
+    hint_text=(
+        "Choose the scheduler type that is a cosine with a floor, and give the floor as a share of the peak through "
+        "lr_scheduler_kwargs; a warmup given as a fraction of the run follows the run's length, a count does not."
+    ),
     solution_obj=solutions.schedule_settings,
 )
 

@@ -212,51 +212,75 @@ def _check_two_set_args(answer: Any) -> None:
             ) from error
         raise
     history = trainer.state.log_history
-    clean = [entry["eval_clean_loss"] for entry in history if "eval_clean_loss" in entry]
-    noisy = [entry["eval_noisy_loss"] for entry in history if "eval_noisy_loss" in entry]
+    clean = {entry["step"]: entry["eval_clean_loss"] for entry in history if "eval_clean_loss" in entry}
     if len(clean) < 2:
         raise Wrong("the run evaluated fewer than twice; evaluate every epoch (eval_strategy='epoch').")
     final = trainer.evaluate(eval_dataset=sets["clean"], metric_key_prefix="final")["final_loss"]
-    if np.isclose(trainer.state.best_metric, min(noisy)) and not np.isclose(min(noisy), min(clean)):
-        raise Wrong("the best checkpoint was chosen on the noisy set; name the clean set's loss: 'clean_loss'.")
-    if not np.isclose(trainer.state.best_metric, min(clean)):
+    best_step = min(clean, key=clean.get)
+    kept = int(str(trainer.state.best_model_checkpoint or "checkpoint-0").rsplit("-", 1)[-1])
+    metric, higher = trainer.args.metric_for_best_model, trainer.args.greater_is_better
+    if kept in clean and not np.isclose(trainer.state.best_metric, clean[kept]):
         raise Wrong(
-            f"the best checkpoint has clean loss {trainer.state.best_metric:.4f} but the lowest was {min(clean):.4f};"
-            " for a loss, lower is better (greater_is_better=False, the default for a name ending in 'loss')."
+            f"your metric_for_best_model={metric!r} (greater_is_better={higher}) kept the checkpoint of step {kept} "
+            f"for its value {trainer.state.best_metric:.4f}, which is not its clean loss ({clean[kept]:.4f}): the "
+            "checkpoint must be chosen by the clean set's loss, 'clean_loss'"
+            + (" (that metric is the noisy set's)." if "noisy" in str(metric) else ".")
         )
-    if not np.isclose(final, min(clean), atol=1e-5):
-        raise Wrong("the model at the end is not the best checkpoint; check load_best_model_at_end and save_strategy.")
+    if kept != best_step:
+        said = (
+            f"your metric_for_best_model={metric!r} (greater_is_better={higher}) kept the checkpoint of step {kept}, "
+            f"whose clean loss is {clean.get(kept, float('nan')):.4f}; the lowest clean loss, {clean[best_step]:.4f}, "
+            f"was at step {best_step}."
+        )
+        if "noisy" in str(metric):
+            raise Wrong(f"{said} That metric is the noisy set's: name the clean set's loss, 'clean_loss'.")
+        raise Wrong(
+            f"{said} For a loss, lower is better (greater_is_better=False, the default for a name ending in 'loss')."
+        )
+    if not np.isclose(final, clean[best_step], atol=1e-5):
+        raise Wrong(
+            f"the model at the end has clean loss {final:.4f}, not the best checkpoint's {clean[best_step]:.4f}: check "
+            "load_best_model_at_end and save_strategy."
+        )
 
 
 q1 = Exercise(
     answer_name="my_compute_metrics",
     checker=_check_compute_metrics,
-    hint_text="predictions may be a tuple: take predictions[0] when it is; then np.argmax(logits, -1), "
-    "accuracy_score(labels, predicted) and f1_score(labels, predicted, average='macro').",
+    hint_text=(
+        "The predictions can come as a tuple whose first item holds the logits; the predicted class is the index of "
+        "the largest logit. scikit-learn computes both metrics; the macro F1 is the mean of the two classes' F1."
+    ),
     solution_obj=solutions.my_compute_metrics,
 )
 
 q2 = Exercise(
     answer_name="MyStreamingAccuracy",
     checker=_check_streaming,
-    hint_text="keep self.correct and self.total; add each batch's counts (they are torch tensors: use .sum() and "
-    ".numel()); when compute_result is True, compute the result, set both counts back to 0, return it.",
+    hint_text=(
+        "Batch by batch, add to running counts (the inputs are torch tensors); only when compute_result is true turn "
+        "them into the accuracy, and start the counts again for the next evaluation."
+    ),
     solution_obj=solutions.MyStreamingAccuracy,
 )
 
 q3 = Exercise(
     answer_name="my_best_model_args",
     checker=_check_best_model_args,
-    hint_text="eval_strategy and save_strategy both 'epoch', load_best_model_at_end=True, "
-    "metric_for_best_model='eval_loss' (or 'loss'), greater_is_better=False.",
+    hint_text=(
+        "Evaluate and save on the same schedule (every epoch), load the best model at the end, and choose it by the "
+        "evaluation loss, for which lower is better."
+    ),
     solution_obj=solutions.MY_BEST_MODEL_ARGS,
 )
 
 q4 = Exercise(
     answer_name="my_two_set_args",
     checker=_check_two_set_args,
-    hint_text="as in exercise 3 (evaluate and save every epoch, load_best_model_at_end=True), with "
-    "metric_for_best_model='clean_loss' (or 'eval_clean_loss'): one set's metric; lower is better for a loss.",
+    hint_text=(
+        "With a dict of evaluation sets every metric carries its set's name (eval_<set>_<metric>): the metric for the"
+        " best model must name the clean set's loss, and lower is better for a loss; the rest as in exercise 3."
+    ),
     solution_obj=solutions.MY_TWO_SET_ARGS,
 )
 

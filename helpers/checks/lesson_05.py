@@ -14,13 +14,21 @@ from helpers.solutions import lesson_05 as solutions
 COUNT_SEED = 5  # the check draws its cases from this seed each time it runs; the lesson's own run is not among them
 LESSON_RUN = (64, 8, 2, 2)  # (examples, batch, accumulation, epochs) of lesson 05's run
 
-# What the six drawn cases must cover between them, so that each usual shortcut fails on one of them.
+# What the six drawn cases must cover between them, so that each usual shortcut fails on one of them. The last two
+# are the corners where counting over the whole run, not epoch by epoch, gives another number: batches or an
+# accumulation carried across the end of an epoch (24 examples, batch 4, accumulation 4, 2 epochs: 4 steps, not 3).
 _COVERAGE = {
     "a short last batch": lambda n, b, a, e: n % b != 0,
     "a short last step": lambda n, b, a, e: math.ceil(n / b) % a != 0,
     "accumulation 1": lambda n, b, a, e: a == 1,
     "accumulation over 2": lambda n, b, a, e: a > 2,
     "more than one epoch": lambda n, b, a, e: e > 1,
+    "a short last step in each of several epochs, fewer steps if carried over": lambda n, b, a, e: (
+        e > 1 and math.ceil(math.ceil(n / b) * e / a) != e * math.ceil(math.ceil(n / b) / a)
+    ),
+    "a short last batch in each of several epochs, fewer batches if carried over": lambda n, b, a, e: (
+        e > 1 and math.ceil(n * e / b) != e * math.ceil(n / b)
+    ),
 }
 
 
@@ -175,16 +183,21 @@ q1 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="EvalLossHistory",
     checker=_check_eval_loss_history,
-    hint_text="Subclass TrainerCallback, create self.history = [] in __init__, and append "
-    "(state.global_step, metrics['eval_loss']) in on_evaluate(self, args, state, control, metrics=None, **kwargs).",
+    hint_text=(
+        "on_evaluate receives the evaluation's metrics as a keyword argument: record the step the state gives and the"
+        " loss those metrics hold, in a list that each instance makes for itself (in __init__, not on the class)."
+    ),
     solution_obj=solutions.EvalLossHistory,
 )
 
 q2 = Exercise(
     answer_name="expected_counts",
     checker=_check_expected_counts,
-    hint_text="batches = ceil(examples / batch); steps per epoch = ceil(batches / accumulation); every batch that "
-    "does not end a step ends with on_substep_end.",
+    hint_text=(
+        "Count one epoch, then multiply: an epoch's last batch may be short, and its last step may gather fewer "
+        "batches than the accumulation (an epoch never lends batches to the next). Every batch that does not end a "
+        "step ends with on_substep_end."
+    ),
     solution_obj=solutions.expected_counts,
 )
 

@@ -154,9 +154,10 @@ q1 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="EvaluateAtSteps",
     checker=_check_evaluate_at_steps,
-    hint_text="Keep the steps in __init__; in on_step_end, state.global_step already counts the step just done: set "
-    "control.should_evaluate = True there when it is one of them. Change the control you receive; never return a "
-    "new TrainerControl(), which drops the Trainer's own flags.",
+    hint_text=(
+        "At on_step_end the step just done is already counted in state.global_step: raise the evaluation flag on the "
+        "control you receive, for the steps given to __init__. A new TrainerControl drops the Trainer's own flags."
+    ),
     solution_obj=solutions.EvaluateAtSteps,
 )
 
@@ -164,8 +165,10 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="NoEarlyCheckpoints",
     checker=_check_no_early_checkpoints,
-    hint_text="DefaultFlowCallback raises should_save at on_step_end; your callback runs after it there, so lower the "
-    "flag in on_step_end while state.global_step < first (never raise it).",
+    hint_text=(
+        "DefaultFlowCallback raises the save flag at on_step_end, and your callback runs after it there: lower that "
+        "flag while the step is before `first`; never raise it yourself."
+    ),
     solution_obj=solutions.NoEarlyCheckpoints,
 )
 

@@ -5,13 +5,7 @@ process of batch 8 logs. The label mixes and the data are drawn at check time fr
 
 from __future__ import annotations
 
-import gc
-import os
-import queue
 import random
-import sys
-import tempfile
-import time
 from typing import Any
 
 import torch
@@ -19,11 +13,11 @@ import torch.nn.functional as F
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.processes import two_processes
 from helpers.solutions import lesson_07 as solutions
 
 GAMMA = 2.0
 CHECK_SEED = 707  # the check's own cases, different from anything the lesson shows
-TWO_PROCESS_TIMEOUT_S = 30
 
 
 def _label_mixes(rng: random.Random) -> list[list[int]]:
@@ -63,86 +57,14 @@ def _compare_runs(make: Any, reference: float, what: str) -> dict[str, float]:
     return big
 
 
-# ---- two real processes (gloo on this CPU), forked from this one ----
-
-
-def _process(rank: int, store: str, make: Any, results: Any) -> None:
-    """One of the two processes: a real DDP run of ``make(per_device_train_batch_size=4)``. The processes meet
-    through a file (no port to race for). Their own output (library warnings, C++ ones too) goes nowhere: the
-    verdict is the parent's to show."""
-    gc.freeze()  # objects inherited from the parent are never collected here (see _two_processes)
-    silent = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(silent, 1)
-    os.dup2(silent, 2)
-    sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (this process ends with the run)
-    import torch.distributed as dist
-
-    try:
-        os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", LOCAL_WORLD_SIZE="2")
-        os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="0", GLOO_SOCKET_IFNAME="lo")  # loopback only
-        from accelerate.state import AcceleratorState
-
-        AcceleratorState._reset_state(reset_partial_state=True)  # this process starts as one of two
-        torch.set_num_threads(1)
-        dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=2)
-        trainer = make(per_device_train_batch_size=4)  # accelerate finds the group already set up
-        processes = trainer.accelerator.num_processes
-        trainer.train()
-        log = trainer.state.log_history[0]
-        row = (rank, None, processes, log["loss"], log["grad_norm"])
-    except Exception as error:  # reported by the parent, as the learner's or as the check's
-        row = (rank, f"{type(error).__name__}: {error}", None, None, None)
-    results.put(row)
-    results.close()
-    results.join_thread()  # the row is through the pipe before this process ends
-    # End here, with no clean-up: freeing gloo's process group (through DDP's reducer) joins gloo's worker thread
-    # while holding the GIL, and that thread may be waiting for the GIL to free a tensor: a deadlock (torch 2.13,
-    # seen with py-spy). The parent has what it needs; the operating system frees the rest.
-    os._exit(0)
-
-
-def _run_two(make: Any) -> list[tuple[Any, ...]] | None:
-    """One attempt: both processes' rows, or None if they did not both report within the time limit."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-    # Garbage left by earlier runs in this process can hold finalizers that wait for threads which a forked child
-    # does not have: collect it here, where those threads exist, before forking.
-    gc.collect()
-    results, got = context.Queue(), []
-    with tempfile.TemporaryDirectory(prefix="course-07-") as folder:
-        store = os.path.join(folder, "store")
-        processes = [context.Process(target=_process, args=(rank, store, make, results)) for rank in range(2)]
-        for process in processes:
-            process.start()
-        deadline = time.monotonic() + TWO_PROCESS_TIMEOUT_S
-        try:
-            while len(got) < 2 and time.monotonic() < deadline:
-                try:
-                    got.append(results.get(timeout=0.5))
-                except queue.Empty:
-                    if any(not p.is_alive() and p.exitcode for p in processes):
-                        break  # a process died without reporting
-        finally:
-            for process in processes:
-                process.join(timeout=5)
-                if process.is_alive():
-                    process.kill()
-                    process.join()
-    return sorted(got, key=lambda row: row[0]) if len(got) == 2 else None
+def _loss_and_norm(trainer: Any) -> tuple[float, float]:
+    log = trainer.state.log_history[0]
+    return log["loss"], log["grad_norm"]
 
 
 def _two_processes(make: Any) -> tuple[float, float]:
     """The loss and grad_norm logged by a real 2-process run (each process batch 4: the same global batch of 8)."""
-    got = _run_two(make) or _run_two(make)  # one retry, should a pair not report in time (a very busy machine)
-    if got is None:
-        raise RuntimeError(f"the 2-process run did not report within {TWO_PROCESS_TIMEOUT_S} s, twice")
-    errors = [error for _, error, *_ in got if error]
-    if errors:
-        raise Wrong(f"on 2 processes your code raised {errors[0]}. It ran on one process: what differs is the count.")
-    if any(row[2] != 2 for row in got):
-        raise RuntimeError(f"the 2-process run did not start 2 processes: {got}")
-    return got[0][3], got[0][4]
+    return two_processes(make, _loss_and_norm)[0]
 
 
 def _compare_processes(make: Any, single: dict[str, float], what: str, rule: str) -> None:
@@ -281,16 +203,90 @@ def _check_focal_func(answer: Any) -> None:
     _compare_processes(make, big, "in a Trainer with compute_loss_func", PROCESS_RULE_FUNC)
 
 
+# ---- 07.3 ----
+
+Z_WEIGHT = 0.1  # the exercise's weight of the z-loss
+PARTS = ("loss_ce", "loss_z")
+
+
+def _parts(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """The two parts of one micro-batch, each its mean over the reviews (counted once per micro-batch)."""
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float()
+    z_loss = Z_WEIGHT * torch.logsumexp(logits, dim=-1).pow(2).mean()
+    return {"loss_ce": (float(F.cross_entropy(logits, batch["labels"])), 1.0), "loss_z": (float(z_loss), 1.0)}
+
+
+def parts_schedule(rng: random.Random) -> dict[str, Any]:
+    """Accumulation 2 or 3; a training log at step 1 and every 2 or 3 steps after it (windows of different lengths);
+    an evaluation every 1 or 2 steps, between two training logs; two epochs of 3 steps."""
+    logging_steps = rng.choice([2, 3])
+    eval_steps = rng.choice([step for step in (1, 2) if step != logging_steps])
+    return dict(
+        gradient_accumulation_steps=rng.choice([2, 3]),
+        max_steps=6,
+        logging_steps=logging_steps,
+        logging_first_step=True,
+        eval_strategy="steps",
+        eval_steps=eval_steps,
+    )
+
+
+def _check_parts_trainer(answer: Any) -> None:
+    from transformers import Trainer
+
+    from helpers.checks.by_hand import ByHand, close, training_windows
+
+    if not (isinstance(answer, type) and issubclass(answer, Trainer)):
+        raise Wrong(f"ZLossPartsTrainer must be a class that subclasses transformers.Trainer, got {answer!r}.")
+    rng = random.Random(CHECK_SEED + 2)
+    schedule = parts_schedule(rng)
+    rows = 4 * schedule["gradient_accumulation_steps"] * 3  # 3 steps an epoch
+    settings = dict(per_device_train_batch_size=4, per_device_eval_batch_size=4, train_sampling_strategy="sequential")
+    settings.update(save_strategy="no", learning_rate=round(rng.uniform(5e-3, 2e-2), 6), **schedule)
+    data = fixtures.random_ids(rows, seed=rng.randrange(100, 1000))
+    trainer = fixtures.trainer(
+        settings, trainer_class=answer, train_dataset=data, eval_dataset=fixtures.random_ids(8, seed=rng.randrange(99))
+    )
+    hand = ByHand(trainer.get_train_dataloader(), _parts)
+    trainer.add_callback(hand)
+    fixtures.train(trainer, "training (and evaluating every step or two) with your Trainer")
+    history = trainer.state.log_history
+    evaluated = [entry["step"] for entry in history if "eval_loss" in entry]
+    accumulation = schedule["gradient_accumulation_steps"]
+    for entry, count, want in training_windows(history, hand.train):
+        missing = [name for name in PARTS if name not in entry]
+        if missing:
+            raise Wrong(
+                f"the training log at step {entry['step']} (the one with 'loss') has no {missing} column: add the "
+                "parts to the logs dict in log() before the Trainer's own log() writes it; a self.log() call inside "
+                "compute_loss writes rows of its own, one per micro-batch, at the step before."
+            )
+        for name in PARTS:
+            if not close(entry[name], want[name]):
+                raise Wrong(
+                    f"at step {entry['step']} your {name!r} is {entry[name]!r}; its mean over the {count} training "
+                    f"micro-batches since the previous training log ({count // accumulation} steps x accumulation "
+                    f"{accumulation}) is {want[name]:.5f} (the run also evaluated, at steps {evaluated}). Note each "
+                    "training micro-batch's parts (not evaluation's), log their mean, then start again."
+                )
+        total = want["loss_ce"] + want["loss_z"]
+        if not close(entry["loss"], total, rel=1e-4):
+            ratio = entry["loss"] / total
+            raise Wrong(
+                f"at step {entry['step']} the Trainer logged loss {entry['loss']:.5f}, but your parts add up to "
+                f"{total:.5f} (ratio {ratio:.2f}, accumulation {accumulation}): train on loss_ce + loss_z, and "
+                "since both are micro-batch means tell the Trainer so (section 6), or it adds them up over the "
+                "accumulation."
+            )
+
+
 q1 = Exercise(
     answer_name="MyBalancedTrainer",
     checker=_check_balanced_trainer,
     hint_text=(
-        "In __init__, call super().__init__(*args, **kwargs), then count self.train_dataset['labels'] per class and "
-        "keep weights N / (2 * count). In compute_loss pop the labels, run the model, take "
-        "F.cross_entropy(logits, labels, reduction='none') * weights[labels], sum, and divide by num_items_in_batch "
-        "if it is given, else by labels.numel(). On several processes num_items_in_batch counts all of them: "
-        "multiply by self.accelerator.num_processes when args.average_tokens_across_devices. Return (loss, outputs) "
-        "if return_outputs."
+        "Weights from the counts of the training labels ('balanced': N over twice a class's count). The loss sums "
+        "each review's weighted cross-entropy and divides by the Trainer's count of items when it gives one, by the "
+        "batch size when not; section 7 says what several processes need, and an evaluation asks for the outputs too."
     ),
     solution_obj=solutions.MyBalancedTrainer,
 )
@@ -299,12 +295,24 @@ q2 = Exercise(
     answer_name="my_focal_loss_func",
     checker=_check_focal_func,
     hint_text=(
-        "outputs is the model's SequenceClassifierOutput: log_p = F.log_softmax(outputs.logits, -1).gather(1, "
-        "labels[:, None]).squeeze(1); per review: -(1 - log_p.exp()) ** 2 * log_p; sum it and divide by "
-        "num_items_in_batch (or labels.numel() if None). No factor for processes: the Trainer multiplies a "
-        "compute_loss_func's loss by their number itself."
+        "outputs is the model's SequenceClassifierOutput. Focal loss scales each review's cross-entropy by (1 - p) to"
+        " the power gamma, p the probability of the true class; sum over the reviews and divide by "
+        "num_items_in_batch, or by the batch size when it is None. No factor for processes: the Trainer applies it to"
+        " a compute_loss_func."
     ),
     solution_obj=solutions.my_focal_loss_func,
+)
+
+q3 = Exercise(
+    answer_name="ZLossPartsTrainer",
+    checker=_check_parts_trainer,
+    hint_text=(
+        "Two places, as in LossPartsTrainer: compute_loss only notes each training micro-batch's parts (detached, "
+        "and not during an evaluation), and an overridden log adds their means to the training log, then starts "
+        "again. A self.log call inside compute_loss writes a row per micro-batch instead. Both parts are "
+        "micro-batch means: section 6 says what the Trainer must be told about such a loss."
+    ),
+    solution_obj=solutions.ZLossPartsTrainer,
 )
 
 bind_exercises(globals())

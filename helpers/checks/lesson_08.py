@@ -117,9 +117,9 @@ q1 = Exercise(
     answer_name="MyHeadGradientMonitor",
     checker=_check_head_monitor,
     hint_text=(
-        "Subclass TrainerCallback; in __init__ set self.norms = []; in on_pre_optimizer_step(self, args, state, "
-        "control, model=None, **kwargs) take the grads of parameters whose name starts with 'classifier' and "
-        "append torch.sqrt(sum(g.pow(2).sum() for g in grads)).item()."
+        "on_pre_optimizer_step comes after the backward pass and before the update, and receives the model: the "
+        "gradients are there. Take those of the classification head only and combine them into one norm (the root of "
+        "the sum of squares), as a float."
     ),
     solution_obj=solutions.MyHeadGradientMonitor,
 )
@@ -128,9 +128,9 @@ q2 = Exercise(
     answer_name="MyLayerwiseDecayTrainer",
     checker=_check_layerwise_decay,
     hint_text=(
-        "Take decay in __init__ (pass the rest to super().__init__). In create_optimizer, when self.optimizer is None, "
-        "group the parameters by (depth, whether the name is in self.get_decay_parameter_names(self.model)); each "
-        "group gets lr = args.learning_rate * decay ** depth and weight_decay = args.weight_decay or 0.0. Return it."
+        "Take decay in __init__ and hand the rest to the Trainer. In create_optimizer, only when there is no "
+        "optimizer yet, group the parameters by depth and by whether the Trainer decays them (one of its methods "
+        "names those); a group's rate is the base rate times decay to the power of its depth."
     ),
     solution_obj=solutions.MyLayerwiseDecayTrainer,
 )

@@ -114,7 +114,8 @@ q2 = Exercise(
     answer_name="accumulation_plan",
     checker=_check_accumulation_plan,
     hint_text=(
-        "try micro-batch sizes from min(target, max_micro_batch) down to 1; keep the first that divides the target."
+        "The micro-batch must fit under the limit and divide the target exactly; the largest such size means the "
+        "fewest accumulation steps, which make up the rest."
     ),
     solution_obj=solutions.accumulation_plan,
 )

@@ -107,11 +107,121 @@ def _check_in_real_run(callback_class: Any) -> None:
         raise Wrong(f"in a real 1-process run the Trainer logged {logged}, your callback kept {collector.losses}.")
 
 
+# ---- 10.3: loss by class, over every process ----
+
+CLASS_SEED = 103
+CLASSES = {"loss_negative": 0, "loss_positive": 1}
+
+
+def _by_class(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    """Each class's summed cross-entropy over its reviews of the micro-batch, and their number."""
+    import torch.nn.functional as F
+
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float()
+    per_review = F.cross_entropy(logits, batch["labels"], reduction="none")
+    return {
+        name: (float(per_review[batch["labels"] == label].sum()), float((batch["labels"] == label).sum()))
+        for name, label in CLASSES.items()
+    }
+
+
+def _class_data(rng: random.Random, rows: int) -> Any:
+    """``rows`` reviews whose groups of 4 (a micro-batch of one process) hold 1, 2 or 3 positive ones, drawn: the
+    classes weigh differently in every micro-batch."""
+    labels = []
+    for _ in range(rows // 4):
+        group = [1] * rng.randint(1, 3)
+        group += [0] * (4 - len(group))
+        rng.shuffle(group)
+        labels += group
+    return (
+        fixtures.random_ids(rows, seed=rng.randrange(100, 1000)).remove_columns("labels").add_column("labels", labels)
+    )
+
+
+def _class_trainer(answer: Any, data: Any, learning_rate: float, **settings: Any) -> Any:
+    from helpers.checks.by_hand import ByHand
+
+    settings.update(gradient_accumulation_steps=2, max_steps=4, logging_steps=2, logging_first_step=True)
+    settings.update(train_sampling_strategy="sequential", save_strategy="no", learning_rate=learning_rate)
+    trainer = fixtures.trainer(settings, trainer_class=answer, train_dataset=data)
+    trainer.add_callback(ByHand(trainer.get_train_dataloader(), _by_class))
+    return trainer
+
+
+def _hand_and_history(trainer: Any) -> tuple[list[Any], list[dict[str, Any]]]:
+    from helpers.checks.by_hand import ByHand
+
+    hand = next(callback for callback in trainer.callback_handler.callbacks if isinstance(callback, ByHand))
+    return hand.train, trainer.state.log_history
+
+
+def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], where: str) -> None:
+    """Each training log of ``history`` must hold each class's loss over the reviews of every process (``ranks``:
+    the hand measures of each) since the previous training log."""
+    from helpers.checks.by_hand import close, merged, training_windows, window_of
+
+    everyone = [measure for train in ranks for measure in train]
+    for entry, _, want in training_windows(history, everyone):
+        missing = [name for name in CLASSES if name not in entry]
+        if missing:
+            raise Wrong(
+                f"{where}: the training log at step {entry['step']} has no {missing} column: add both to the logs "
+                "dict in log() before the Trainer's own log() writes it."
+            )
+        window, own = window_of(history, entry, everyone), merged(window_of(history, entry, ranks[0]))
+        for name in CLASSES:
+            if close(entry[name], want[name]):
+                continue
+            means = [measure[name][0] / measure[name][1] for measure in window]
+            if len(ranks) > 1 and close(entry[name], own[name]):
+                why = (
+                    "that is process 0's reviews alone: add up the sums and the counts over every process (one "
+                    "all-reduce of both, self.accelerator.reduce) before you divide."
+                )
+            elif close(entry[name], sum(means) / len(means)):
+                why = (
+                    "that is the mean of the micro-batches' means, which weighs a micro-batch with 1 positive review "
+                    "like one with 3: keep each class's summed loss and its number of reviews, and divide at log time."
+                )
+            else:
+                why = "keep each class's summed loss and number of reviews since the previous log, then start again."
+            raise Wrong(
+                f"{where}: at step {entry['step']} your {name!r} is {entry[name]!r}; the cross-entropy averaged over "
+                f"the {int(sum(measure[name][1] for measure in window))} reviews of that class trained on since the "
+                f"previous training log is {want[name]:.5f}: {why}"
+            )
+
+
+def _check_class_loss_trainer(answer: Any) -> None:
+    from transformers import Trainer
+
+    from helpers.checks.processes import two_processes
+
+    if not (isinstance(answer, type) and issubclass(answer, Trainer)):
+        raise Wrong(f"ClassLossTrainer must be a class that subclasses transformers.Trainer, got {answer!r}.")
+    rng = random.Random(CLASS_SEED)
+    learning_rate = round(rng.uniform(5e-3, 2e-2), 6)
+    one = _class_data(rng, 32)  # 4 steps of 2 micro-batches of 4 on one process
+    trainer = fixtures.train(_class_trainer(answer, one, learning_rate, per_device_train_batch_size=4))
+    train, history = _hand_and_history(trainer)
+    _compare_class_logs(history, [train], "on one process")
+    two = _class_data(rng, 64)  # the same steps on each of two processes
+
+    def make(**settings: Any) -> Any:
+        return _class_trainer(answer, two, learning_rate, **settings)
+
+    (train_0, history_0), (train_1, _) = two_processes(make, _hand_and_history)
+    _compare_class_logs(history_0, [train_0, train_1], "on 2 processes (process 0's log)")
+
+
 q1 = Exercise(
     answer_name="steps_per_epoch",
     checker=_check_steps,
-    hint_text="global batch = per_device_batch x processes; batches per process = ceil(examples / global batch); "
-    "then group them by `accumulation`, rounding up.",
+    hint_text=(
+        "The global batch is the batch of one process times the processes; each process reads its share of the "
+        "batches (a last, smaller one counts), and the accumulation groups them into steps, rounding up."
+    ),
     solution_obj=solutions.steps_per_epoch,
 )
 
@@ -119,9 +229,23 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="RankZeroLossCollector",
     checker=_check_collector,
-    hint_text="on_log receives `state` and `logs`; test state.is_world_process_zero (the check plays each process "
-    "through `state`) before appending logs['loss'].",
+    hint_text=(
+        "on_log receives the state and the logs: the state says whether this process is the job's process zero (a "
+        "local process zero runs on every machine). Keep the training loss only, from the logs that hold one."
+    ),
     solution_obj=solutions.RankZeroLossCollector,
+)
+
+q3 = Exercise(
+    answer_name="ClassLossTrainer",
+    checker=_check_class_loss_trainer,
+    hint_text=(
+        "A mean over reviews is a sum over a count: note both for each class in compute_loss (training only), and "
+        "divide in log(), once the sums and the counts of every process are added together (lesson 07's "
+        "RunningMeans does one all-reduce for that); then start again. Micro-batch means averaged, or one "
+        "process's numbers, give other values."
+    ),
+    solution_obj=solutions.ClassLossTrainer,
 )
 
 bind_exercises(globals())

@@ -3,10 +3,17 @@ callback whose state survives an interrupted and resumed run."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import signal
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
+
+import torch
+from transformers import TrainerCallback
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
@@ -51,38 +58,60 @@ def _check_latest_checkpoint(latest_checkpoint: Any) -> None:
             )
 
 
-# Evaluations every 2 steps, saves every 4: counting saves, steps or logs gives other numbers than counting
-# evaluations, and each evaluation runs 3 batches, so counting prediction steps does too. The first run stops
-# at step 4 (2 evaluations, 1 save so far) and the resumed one ends at step 8 (4 evaluations in all).
-_EVAL_STEPS, _SAVE_STEPS, _STOP_STEP, _MAX_STEPS = 2, 4, 4, 8
-_EVAL_ROWS, _EVAL_BATCH = 24, 8
+RESUME_SEED = 112  # the check draws its run from this seed each time it runs; the lesson's run is not among them
+_EVAL_ROWS, _EVAL_BATCH = 24, 8  # each evaluation runs 3 batches, so counting prediction steps counts something else
 
 
-def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | None, resume: bool) -> Any:
-    from transformers import TrainerCallback
+def resume_case(seed: int = RESUME_SEED) -> tuple[int, int, int]:
+    """``(eval_steps, stop_step, max_steps)``: the run evaluates at its start (``eval_on_start``, again when it
+    resumes) and at its end, and it stops, saves and resumes between two of the ``eval_steps`` evaluations, so an
+    evaluation count is never ``global_step // eval_steps``, nor a count of saves, steps or logs."""
+    rng = random.Random(seed)
+    eval_steps = rng.choice([2, 3])
+    stop_step = rng.choice([step for step in range(3, 8) if step % eval_steps])
+    max_steps = rng.choice([step for step in range(stop_step + 3, stop_step + 8) if step % eval_steps])
+    return eval_steps, stop_step, max_steps
 
-    class StopAt(TrainerCallback):
-        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if stop_step is not None and state.global_step >= stop_step:
-                control.should_training_stop = True
 
+class _Evaluations(TrainerCallback):
+    """The check's own count of the evaluations of one run (``evaluations``), and its stop at ``stop_step``."""
+
+    def __init__(self, stop_step: int | None) -> None:
+        self.stop_step, self.evaluations = stop_step, 0
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.evaluations += 1
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.stop_step is not None and state.global_step >= self.stop_step:
+            control.should_training_stop = True
+
+
+def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | None, case: tuple[int, int, int]) -> Any:
+    """One run (the first, stopped at ``stop_step``, or the resumed one): the live instance of the learner's class
+    and the check's own count of the run's evaluations."""
+    eval_steps, save_steps, max_steps = case
     settings = dict(
         output_dir=output_dir,
-        max_steps=_MAX_STEPS,
+        max_steps=max_steps,
         per_device_train_batch_size=4,
         per_device_eval_batch_size=_EVAL_BATCH,
         eval_strategy="steps",
-        eval_steps=_EVAL_STEPS,
-        save_steps=_SAVE_STEPS,
+        eval_steps=eval_steps,
+        eval_on_start=True,
+        save_steps=save_steps,
         restore_callback_states_from_checkpoint=True,
     )
     with learner_code("creating EvalCounter()"):
         callback = callback_class()
-    eval_set = fixtures.random_ids(_EVAL_ROWS, seed=1)
-    trainer = fixtures.trainer(settings, eval_dataset=eval_set, callbacks=[callback, StopAt()])
+    counted = _Evaluations(stop_step)
+    trainer = fixtures.trainer(
+        settings, eval_dataset=fixtures.random_ids(_EVAL_ROWS, seed=1), callbacks=[callback, counted]
+    )
+    resume = stop_step is None
     step = "resuming with your callback" if resume else "training (and saving checkpoints) with your callback"
     fixtures.train(trainer, step, resume_from_checkpoint=True if resume else None)
-    expected_step = _MAX_STEPS if stop_step is None else stop_step
+    expected_step = max_steps if resume else stop_step
     if trainer.state.global_step != expected_step:
         raise Wrong(
             f"the run went to step {trainer.state.global_step}, not {expected_step}: an event of your callback "
@@ -92,43 +121,197 @@ def _run_eval_counter(callback_class: type, output_dir: str, stop_step: int | No
     live = [cb for cb in trainer.callback_handler.callbacks if isinstance(cb, callback_class)]
     if not live:
         raise Wrong("after the resume no instance of your class is among trainer.callback_handler.callbacks.")
-    return live[0]
+    return live[0], counted.evaluations
 
 
 def _check_eval_counter(eval_counter: Any) -> None:
     if not isinstance(eval_counter, type):
         raise Wrong(f"EvalCounter must be a class (a TrainerCallback subclass), got {type(eval_counter).__name__}.")
-    from transformers import TrainerCallback
-
     if not issubclass(eval_counter, TrainerCallback):
         raise Wrong("EvalCounter must inherit transformers.TrainerCallback.")
     with learner_code("creating EvalCounter()"):
         fresh = eval_counter()
     if not hasattr(fresh, "evaluations"):
         raise Wrong("an EvalCounter() needs an attribute `evaluations` (set it to 0 in __init__).")
-    before, total = _STOP_STEP // _EVAL_STEPS, _MAX_STEPS // _EVAL_STEPS
+    case = resume_case()
+    eval_steps, stop_step, max_steps = case
     with tempfile.TemporaryDirectory() as tmp:
-        first = _run_eval_counter(eval_counter, tmp, stop_step=_STOP_STEP, resume=False)
+        first, before = _run_eval_counter(eval_counter, tmp, stop_step, case)
         if first.evaluations != before:
             raise Wrong(
-                f"{_STOP_STEP} steps with eval_steps={_EVAL_STEPS} ran {before} evaluations (of "
-                f"{_EVAL_ROWS // _EVAL_BATCH} batches each; one save, at step {_SAVE_STEPS}), but your callback "
-                f"counted {first.evaluations}. Count once per evaluation, in on_evaluate."
+                f"{stop_step} steps with eval_steps={eval_steps} and eval_on_start=True ran {before} evaluations (of "
+                f"{_EVAL_ROWS // _EVAL_BATCH} batches each; one save, at step {stop_step}), but your callback "
+                f"counted {first.evaluations!r}. Count once per evaluation, in on_evaluate: an evaluation does not "
+                "always fall on a multiple of eval_steps."
             )
-        resumed = _run_eval_counter(eval_counter, tmp, stop_step=None, resume=True)
-    if resumed.evaluations != total:
-        raise Wrong(
-            f"after the resume your callback counted {resumed.evaluations} evaluations; the whole run had {total}. "
-            "Inherit transformers.trainer_callback.ExportableState and return the count from state() "
-            "as {'args': {...}, 'attributes': {'evaluations': ...}}."
+        resumed, after = _run_eval_counter(eval_counter, tmp, None, case)
+    if resumed.evaluations != before + after:
+        said = (
+            f"resumed from checkpoint-{stop_step} and run to step {max_steps} (evaluating when it resumed, every "
+            f"{eval_steps} steps and at the end), your callback counted {resumed.evaluations!r} evaluations; the "
+            f"whole run had {before + after}, {after} of them after the resume."
         )
+        if resumed.evaluations == after:
+            raise Wrong(
+                f"{said} The count started again: the Trainer builds a new instance on resume from what the "
+                "checkpoint kept of it: inherit transformers.trainer_callback.ExportableState and put the count in "
+                "what state() returns (lesson 11, section 8)."
+            )
+        raise Wrong(
+            f"{said} Count once per evaluation, in on_evaluate, from what the checkpoint kept: the evaluations at "
+            "the resume and at the end do not fall on multiples of eval_steps."
+        )
+
+
+# ---- 11.3: SIGTERM, saved for ----
+
+SIGNAL_SEED = 113
+KILLED = 143  # the exit code of the check's stand-in for the handler a process starts with: it dies, as by default
+SIGTERM_TIMEOUT_S = 60
+
+
+def signal_case(seed: int = SIGNAL_SEED) -> tuple[int, int]:
+    """``(the step during which the SIGTERM comes, max_steps)``; no save is due before ``max_steps``."""
+    rng = random.Random(seed)
+    step = rng.randint(3, 8)
+    return step, step + rng.randint(8, 12)
+
+
+def _dies(signum: int, frame: Any) -> None:
+    """The SIGTERM handler the check's process starts with: the process dies, as one without a handler does."""
+    os._exit(KILLED)
+
+
+class _Handshake(TrainerCallback):
+    """In the child: at the end of step ``at`` it says so to the parent and waits until the parent has sent the
+    SIGTERM, so the signal comes at the same point of the run every time."""
+
+    def __init__(self, at: int, out: Any, inp: Any) -> None:
+        self.at, self.out, self.inp = at, out, inp
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if state.global_step == self.at:
+            self.out.write(f"step {self.at}\n")
+            self.out.flush()
+            self.inp.readline()  # the parent's go, after its SIGTERM: the handler runs while this waits
+
+
+def _child(answer: type, folder: str, at: int, max_steps: int, fds: tuple[int, int]) -> None:
+    """The forked run: the learner's callback after the handshake, its report as one JSON line, then the end."""
+    inp, out = os.fdopen(fds[0]), os.fdopen(fds[1], "w")
+    silent = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(silent, 1)
+    os.dup2(silent, 2)
+    signal.signal(signal.SIGTERM, _dies)
+    torch.set_num_threads(1)
+    report: dict[str, Any] = {}
+    try:
+        with learner_code("creating SaveOnSigterm()"):
+            callback = answer()
+        settings = dict(output_dir=folder, max_steps=max_steps, per_device_train_batch_size=4, save_steps=max_steps)
+        trainer = fixtures.trainer(settings, callbacks=[_Handshake(at, out, inp), callback])
+        fixtures.train(trainer, "training with your callback")
+        report.update(step=trainer.state.global_step, restored=signal.getsignal(signal.SIGTERM) is _dies)
+    except Wrong as error:
+        report["error"] = str(error)
+    except SystemExit as error:
+        report["exit"] = f"SystemExit({error.code!r})"
+    except BaseException as error:  # noqa: BLE001 (reported by the parent, the learner's signal handler raised it)
+        report["error"] = f"your code raised {type(error).__name__} when the SIGTERM came: {error}"
+    out.write(json.dumps(report) + "\n")
+    out.flush()
+    os._exit(0)
+
+
+def _run_until_sigterm(answer: type, folder: str, at: int, max_steps: int) -> tuple[int | None, dict[str, Any]]:
+    """Fork the run, SIGTERM it during step ``at``; (its exit code, its report)."""
+    import multiprocessing
+    import select
+
+    to_child, from_parent = os.pipe()
+    from_child, to_parent = os.pipe()
+    child = multiprocessing.get_context("fork").Process(
+        target=_child, args=(answer, folder, at, max_steps, (to_child, to_parent))
+    )
+    child.start()
+    os.close(to_child), os.close(to_parent)
+    report: dict[str, Any] = {}
+    with os.fdopen(from_child) as reading:
+        deadline = time.monotonic() + SIGTERM_TIMEOUT_S
+        while time.monotonic() < deadline and select.select([reading], [], [], deadline - time.monotonic())[0]:
+            line = reading.readline()
+            if not line:
+                break
+            if line.startswith("step "):
+                os.kill(child.pid, signal.SIGTERM)  # what `kill <pid>`, Slurm and Kubernetes send
+                time.sleep(0.05)
+                try:
+                    os.write(from_parent, b"go\n")
+                except BrokenPipeError:  # the child is gone already (died of the signal, or ended itself)
+                    pass
+            else:
+                report = json.loads(line)
+    os.close(from_parent)
+    child.join(timeout=10)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        raise RuntimeError(f"the run with the callback did not end within {SIGTERM_TIMEOUT_S} s")
+    return child.exitcode, report
+
+
+def _check_save_on_sigterm(answer: Any) -> None:
+    from helpers.lessons.lesson_11 import require_resumable
+
+    if not (isinstance(answer, type) and issubclass(answer, TrainerCallback)):
+        raise Wrong(f"SaveOnSigterm must be a class that subclasses transformers.TrainerCallback, got {answer!r}.")
+    at, max_steps = signal_case()
+    with tempfile.TemporaryDirectory() as folder:
+        code, report = _run_until_sigterm(answer, folder, at, max_steps)
+        saved = sorted(int(path.name.split("-")[1]) for path in Path(folder).glob("checkpoint-*"))
+        if code in (KILLED, -signal.SIGTERM) or not report:
+            raise Wrong(
+                f"the run died of the SIGTERM sent during step {at} (exit code {code}), as a process without a "
+                "handler does: install yours with signal.signal when training begins."
+            )
+        if "exit" in report:
+            raise Wrong(
+                f"your code ended the process ({report['exit']}) when the SIGTERM came during step {at}, with no "
+                "checkpoint: let the handler only note the request, and the callback act on it at the end of a step."
+            )
+        if "error" in report:
+            raise Wrong(report["error"])
+        step = report["step"]
+        if step > at + 1:
+            raise Wrong(
+                f"the SIGTERM came during step {at}, and the run went on to step {step} (max_steps={max_steps}): "
+                "once it has come, stop the run (should_training_stop) at the end of the step under way."
+            )
+        kept = [number for number in saved if at <= number <= step]
+        if not kept:
+            raise Wrong(
+                f"the run stopped at step {step}, after the SIGTERM of step {at}, without a checkpoint of where it "
+                f"stood (checkpoints: {saved or 'none'}; the next one was due at step {max_steps}): ask for a save "
+                "(should_save) together with the stop."
+            )
+        try:
+            require_resumable(Path(folder) / f"checkpoint-{kept[-1]}")
+        except ValueError as error:
+            raise Wrong(f"the checkpoint the run left cannot resume it: {error}") from None
+        if not report["restored"]:
+            raise Wrong(
+                "after train() returned, the process's SIGTERM handler was still yours: when training ends, put back "
+                "the handler that was there before (signal.signal returns it when you install yours)."
+            )
 
 
 q1 = Exercise(
     answer_name="latest_checkpoint",
     checker=_check_latest_checkpoint,
-    hint_text="List the folder, keep names matching checkpoint-<digits>, and take the one with the largest int "
-    "step. transformers.trainer_utils.get_last_checkpoint does the same.",
+    hint_text=(
+        "List the folder and keep the folders named checkpoint- and digits only; compare their steps as numbers "
+        "(checkpoint-10 comes after checkpoint-9), and return the whole path, or None when there is none."
+    ),
     solution_obj=solutions.latest_checkpoint,
 )
 
@@ -136,10 +319,25 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="EvalCounter",
     checker=_check_eval_counter,
-    hint_text="class EvalCounter(TrainerCallback, ExportableState): count in on_evaluate, and let state() return "
-    "{'args': {}, 'attributes': {'evaluations': self.evaluations}}. The Trainer rebuilds the callback "
-    "from that dict on resume.",
+    hint_text=(
+        "Count in on_evaluate. On resume the Trainer builds a new instance from what the checkpoint kept of the old "
+        "one: inherit ExportableState and let state() hand the count over (as an argument of __init__ or as an "
+        "attribute), so it comes back."
+    ),
     solution_obj=solutions.EvalCounter,
+)
+
+q3 = Exercise(
+    wrong_note=misspelled_events_note,
+    answer_name="SaveOnSigterm",
+    checker=_check_save_on_sigterm,
+    hint_text=(
+        "A signal handler runs between two lines of the training loop: let it only note that the signal came. "
+        "The callback acts on the note at the end of a step, with the two flags that make the Trainer save and stop "
+        "there, as JITCheckpointCallback does. Install the handler when training begins and keep what "
+        "signal.signal returns, to put it back when training ends."
+    ),
+    solution_obj=solutions.SaveOnSigterm,
 )
 
 bind_exercises(globals())

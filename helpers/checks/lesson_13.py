@@ -8,9 +8,9 @@ import random
 from typing import Any
 
 import torch
-from transformers import TrainerCallback
 
 from helpers.checks import fixtures
+from helpers.checks.by_hand import ByHand, close, evaluation_values, training_windows
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_13 as solutions
 
@@ -21,45 +21,56 @@ QUIET_SFT = dict(report_to="none", save_strategy="no", use_cpu=True, disable_tqd
 QUIET_SFT.update(train_sampling_strategy="sequential")
 
 
-class _ByHand(TrainerCallback):
-    """Before each optimizer step, ``measure(model, batch)`` for each of its micro-batches, read in order from
-    ``batches`` (the Trainer's own sequential loader), noted with the step."""
-
-    def __init__(self, batches: Any, measure: Any) -> None:
-        self.batches, self.measure, self.values = iter(batches), measure, []
-
-    @torch.no_grad()
-    def on_step_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-        for _ in range(args.gradient_accumulation_steps):
-            batch = {key: value.to(model.device) for key, value in next(self.batches).items()}
-            self.values.append((state.global_step, self.measure(model, batch)))
-
-
-def _train_and_compare(trainer: Any, measure: Any, key: str, what: str) -> None:
-    """Train with a _ByHand callback; each training log's ``key`` must be the mean of the values since the last log."""
-    hand = _ByHand(trainer.get_train_dataloader(), measure)
+def _train_and_compare(trainer: Any, measure: Any, key: str, what: str, eval_rows: int) -> None:
+    """Train with a :class:`ByHand` callback, evaluating every step or two between the training logs; each training
+    log's ``key`` must be the mean over the micro-batches since the previous training log, and each evaluation log's
+    ``eval_<key>`` the mean over that evaluation's batches, both read from ``state.log_history``."""
+    hand = ByHand(trainer.get_train_dataloader(), measure, trainer.get_eval_dataloader())
     trainer.add_callback(hand)
-    fixtures.train(trainer, "training with your subclass")
-    start = 0
-    for entry in (entry for entry in trainer.state.log_history if "loss" in entry):
-        window = [value for step, value in hand.values if start <= step < entry["step"]]
-        want, got, start = sum(window) / len(window), entry.get(key), entry["step"]
+    fixtures.train(trainer, "training (and evaluating every step or two) with your subclass")
+    history = trainer.state.log_history
+    evaluated = [entry["step"] for entry in history if "eval_loss" in entry]
+    for entry, count, want in training_windows(history, hand.train):
+        got = entry.get(key)
         if got is None:
             raise Wrong(
                 f"the training log at step {entry['step']} (the one with 'loss') has no '{key}' column: add it to the "
-                "logs dict in log() before super().log(logs, start_time); a self.log() call inside compute_loss "
+                "logs dict in log() before the Trainer's own log() writes it; a self.log() call inside compute_loss "
                 "writes rows of its own, one per micro-batch, instead."
             )
-        if abs(got - want) > 1e-5 * max(1.0, abs(want)):
+        if not close(got, want[key]):
             raise Wrong(
-                f"at step {entry['step']} your '{key}' is {got:.5f}; {what} of the {len(window)} micro-batches since "
-                f"the previous log is {want:.5f}. Note each micro-batch's value, log their mean, then start again."
+                f"at step {entry['step']} your '{key}' is {got!r}; {what} of the {count} training micro-batches since "
+                f"the previous training log is {want[key]:.5f} (the run also evaluated, at steps {evaluated}). Note "
+                "each training micro-batch's value apart from evaluation's, log their mean, then start again."
+            )
+    for number, (entry, want) in enumerate(evaluation_values(history, hand.evaluations), start=1):
+        got = entry.get(f"eval_{key}")
+        if not close(got, want[key]):
+            said = "has no such column" if got is None else f"says {got!r}"
+            raise Wrong(
+                f"evaluation {number} of {len(evaluated)} (at step {entry['step']}, between training logs) "
+                f"{said} in its log, eval_{key}; {what} of its {eval_rows} batches is {want[key]:.5f}. In evaluation "
+                f"(self.model.training is False) note the values apart from training's, merge their mean as "
+                f"eval_{key}, and start again for the next evaluation."
             )
 
 
-def _accuracy(model: Any, batch: dict[str, Any]) -> float:
+def _mean(name: str, value: Any) -> dict[str, tuple[float, float]]:
+    return {name: (float(value), 1.0)}
+
+
+def _accuracy(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float]]:
     logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
-    return float((logits.argmax(-1) == batch["labels"]).float().mean())
+    return _mean("batch_accuracy", (logits.argmax(-1) == batch["labels"]).float().mean())
+
+
+def _schedule(rng: random.Random, max_steps: int) -> dict[str, Any]:
+    """A training log every 2 or 3 steps (and at step 1), an evaluation every 1 or 2 steps: evaluations fall between
+    two training logs and at steps with one."""
+    logging_steps = rng.choice([2, 3])
+    eval_steps = rng.choice([step for step in (1, 2) if step != logging_steps])
+    return dict(max_steps=max_steps, logging_steps=logging_steps, logging_first_step=True, eval_steps=eval_steps)
 
 
 def _check_accuracy_trainer(answer: Any) -> None:
@@ -71,23 +82,12 @@ def _check_accuracy_trainer(answer: Any) -> None:
     first, second = rng.randint(2, 5), rng.randint(10, 13)  # positives in rows 0-15 and in rows 16-31
     labels = [int(i < first) for i in range(16)] + [int(i < second) for i in range(16)]
     data = fixtures.random_ids(32, seed=rng.randrange(100, 1000)).remove_columns("labels").add_column("labels", labels)
+    held_out = fixtures.random_ids(12, seed=rng.randrange(100, 1000))
     steps = dict(per_device_train_batch_size=4, per_device_eval_batch_size=4, gradient_accumulation_steps=2)
-    steps.update(max_steps=4, logging_steps=2, train_sampling_strategy="sequential", save_strategy="no")
+    steps.update(train_sampling_strategy="sequential", save_strategy="no", eval_strategy="steps", **_schedule(rng, 6))
     settings = dict(learning_rate=round(rng.uniform(3e-3, 9e-3), 6), **steps)  # windows with different label mixes
-    trainer = fixtures.trainer(settings, trainer_class=answer, train_dataset=data)
-    _train_and_compare(trainer, _accuracy, "batch_accuracy", "the mean accuracy")
-    held_out = data.select(range(4, 16))
-    with learner_code("evaluating with your Trainer (prediction_step calls compute_loss(..., return_outputs=True))"):
-        got = trainer.evaluate(eval_dataset=held_out).get("eval_batch_accuracy")
-    with torch.no_grad():
-        batches = [fixtures.batch(held_out.select(range(i, i + 4)), 4) for i in (0, 4, 8)]
-        want = sum(_accuracy(trainer.model.eval(), batch) for batch in batches)
-    if got is None or abs(got - want / 3) > 1e-5:
-        raise Wrong(
-            f"evaluate() gave eval_batch_accuracy {got}; the mean accuracy of its 3 batches is {want / 3:.5f}. In "
-            "evaluation (self.model.training is False) note the values apart from training's and merge their mean "
-            "as eval_batch_accuracy."
-        )
+    trainer = fixtures.trainer(settings, trainer_class=answer, train_dataset=data, eval_dataset=held_out)
+    _train_and_compare(trainer, _accuracy, "batch_accuracy", "the mean accuracy", eval_rows=3)
 
 
 def _check_length_sft_trainer(answer: Any) -> None:
@@ -109,26 +109,30 @@ def _check_length_sft_trainer(answer: Any) -> None:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config)
-    steps = dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, max_steps=2, logging_steps=1)
+    steps = dict(per_device_train_batch_size=2, per_device_eval_batch_size=4, gradient_accumulation_steps=2)
+    steps.update(eval_strategy="steps", **_schedule(rng, 4))  # 4 steps: the causal LM's vocabulary costs time
     learning_rate = round(rng.uniform(1e-3, 5e-3), 6)
     args = SFTConfig(fixtures.scratch_dir(), learning_rate=learning_rate, **steps, **QUIET_SFT)
-    data = Dataset.from_dict({"text": [texts[i] for i in rng.sample(range(len(texts)), 16)]})
+    chosen = rng.sample(range(len(texts)), 24)
+    data = Dataset.from_dict({"text": [texts[i] for i in chosen[:16]]})
+    held_out = Dataset.from_dict({"text": [texts[i] for i in chosen[16:]]})
     with learner_code("creating your MyLengthSFTTrainer"):
-        trainer = quiet(answer(model=model, args=args, train_dataset=data, processing_class=tokenizer))
-    tokens = lambda model, batch: float(batch["attention_mask"].sum(dim=1).float().mean())  # noqa: E731
+        trainer = answer(model=model, args=args, train_dataset=data, eval_dataset=held_out, processing_class=tokenizer)
+
+    def tokens(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float]]:
+        return _mean("tokens_per_sequence", batch["attention_mask"].sum(dim=1).float().mean())
+
     what = "the mean number of real tokens per sequence (attention_mask summed over each sequence)"
-    _train_and_compare(trainer, tokens, "tokens_per_sequence", what)
+    _train_and_compare(quiet(trainer), tokens, "tokens_per_sequence", what, eval_rows=2)
 
 
 q1 = Exercise(
     answer_name="MyAccuracyLoggingTrainer",
     checker=_check_accuracy_trainer,
     hint_text=(
-        "In __init__ keep a list per mode ('train', 'eval'). In compute_loss call super().compute_loss(model, inputs, "
-        "return_outputs=True, num_items_in_batch=num_items_in_batch), append (outputs.logits.argmax(-1) == "
-        "inputs['labels']).float().mean().item() to the list of the mode (self.model.training), return what was "
-        "asked. In log(logs, start_time=None): put the mode's mean into logs['batch_accuracy'] (or "
-        "logs['eval_batch_accuracy']), clear the list, then super().log(logs, start_time)."
+        "Note each micro-batch's accuracy in compute_loss, apart for training and for evaluation (the model's mode "
+        "says which), and in log() merge each mode's mean into that mode's log, then start that mode again. The "
+        "training log is the one with 'loss'; evaluations come between them."
     ),
     solution_obj=solutions.MyAccuracyLoggingTrainer,
 )
@@ -137,10 +141,8 @@ q2 = Exercise(
     answer_name="MyLengthSFTTrainer",
     checker=_check_length_sft_trainer,
     hint_text=(
-        "In compute_loss: mode = 'train' if self.model.training else 'eval'; append "
-        "inputs['attention_mask'].sum(dim=1).float().mean().item() to self._metrics[mode]['tokens_per_sequence']; "
-        "return super().compute_loss(model, inputs, return_outputs=return_outputs, "
-        "num_items_in_batch=num_items_in_batch)."
+        "SFTTrainer already keeps a list of numbers per mode and merges their means into the logs: in compute_loss "
+        "add yours to the list of the mode the model is in, and let the parent compute the loss."
     ),
     solution_obj=solutions.MyLengthSFTTrainer,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 from typing import Any
 
 from transformers import TrainerCallback
@@ -33,3 +34,25 @@ class EvalCounter(TrainerCallback, ExportableState):
 
     def state(self) -> dict:
         return {"args": {}, "attributes": {"evaluations": self.evaluations}}
+
+
+class SaveOnSigterm(TrainerCallback):
+    """On SIGTERM: a checkpoint at the end of the step under way, then the run stops (no 3-second wait)."""
+
+    def __init__(self):
+        self.requested, self.previous = False, None
+
+    def _request(self, signum, frame):
+        self.requested = True
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.previous = signal.signal(signal.SIGTERM, self._request)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.requested:
+            control.should_save = True
+            control.should_training_stop = True
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
