@@ -52,6 +52,8 @@ IMPORT_NAMES = {
     "tokenizers": "tokenizers",
     "safetensors": "safetensors",
     "huggingface-hub": "huggingface_hub",
+    "optuna": "optuna",
+    "peft": "peft",
 }
 
 
