@@ -43,6 +43,7 @@ class Lesson:
     explain_minutes: int
     exercise_minutes: int
     half_day: bool = False
+    follow_up: bool = False
     colab_smoke: bool = False
     times: dict[str, float | str] = field(default_factory=dict)
     pitfalls: tuple[Pitfall, ...] = ()
@@ -100,6 +101,7 @@ def _lesson(row: dict, index: int) -> Lesson:
         explain_minutes=int(row["explain_minutes"]),
         exercise_minutes=int(row["exercise_minutes"]),
         half_day=bool(row.get("half_day", False)),
+        follow_up=bool(row.get("follow_up", False)),
         colab_smoke=bool(row.get("colab_smoke", False)),
         times=times,
         pitfalls=pitfalls,

@@ -31,8 +31,14 @@ def test_blocks_add_up_and_use_the_measured_cpu_time() -> None:
 
 def test_breaks_come_by_the_clock_and_the_days_fit() -> None:
     every = lessons()
-    full = workshop_agenda.with_breaks(every)
-    assert [item for item in full if not isinstance(item, tuple)] == every, "the full day covers every lesson, in order"
+    core = [lesson for lesson in every if not lesson.follow_up]
+    full = workshop_agenda.with_breaks(workshop_agenda.full_day(every))
+    assert [item for item in full if not isinstance(item, tuple)] == core, "the full day covers the core, in order"
+    later = workshop_agenda.build_blocks(workshop_agenda.with_breaks(workshop_agenda.follow_up(every)))
+    assert later and sum(block.minutes for block in later) <= 4 * 60, "the follow-up session fits in half a day"
+    assert {lesson.number for lesson in core} | {lesson.number for lesson in every if lesson.follow_up} == {
+        lesson.number for lesson in every
+    }
     assert full.count(workshop_agenda.LUNCH) == 1 and workshop_agenda.BREAK in full
     assert not isinstance(full[0], tuple) and not isinstance(full[-1], tuple)
     half = workshop_agenda.build_blocks(workshop_agenda.with_breaks(workshop_agenda.half_day(every)))

@@ -107,8 +107,18 @@ def half_day(all_lessons: list[Lesson]) -> list[Lesson]:
     return [lesson for lesson in all_lessons if lesson.half_day]
 
 
+def full_day(all_lessons: list[Lesson]) -> list[Lesson]:
+    """Every lesson but the follow-up session's (``follow_up = true`` in ``lessons.toml``)."""
+    return [lesson for lesson in all_lessons if not lesson.follow_up]
+
+
+def follow_up(all_lessons: list[Lesson]) -> list[Lesson]:
+    """The lessons of the follow-up session: what Trainer users do next, taught on a second (half) day."""
+    return [lesson for lesson in all_lessons if lesson.follow_up]
+
+
 def agenda_markdown(all_lessons: list[Lesson]) -> str:
-    """Both agendas, and where their numbers come from."""
+    """The agendas (half day, full day, follow-up session), and where their numbers come from."""
     machines = sorted({lesson.machine("cpu") for lesson in all_lessons if lesson.machine("cpu")})
     source = (
         f"Run times: measured top to bottom by `make execute` on a {', '.join(machines) or 'machine not recorded'} "
@@ -117,13 +127,14 @@ def agenda_markdown(all_lessons: list[Lesson]) -> str:
         f"planned at {UNMEASURED_MINUTES} minutes. Breaks: {BREAK[1]} minutes after each {BREAK_EVERY_MINUTES} "
         f"minutes of teaching, lunch at the first lesson boundary from {clock(LUNCH_FROM_MINUTES)}."
     )
-    return "\n\n".join(
-        [
-            source,
-            agenda_table("Half day", build_blocks(with_breaks(half_day(all_lessons)))),
-            agenda_table("Full day", build_blocks(with_breaks(all_lessons))),
-        ]
-    )
+    tables = [
+        source,
+        agenda_table("Half day", build_blocks(with_breaks(half_day(all_lessons)))),
+        agenda_table("Full day", build_blocks(with_breaks(full_day(all_lessons)))),
+    ]
+    if follow_up(all_lessons):
+        tables.append(agenda_table("Follow-up session", build_blocks(with_breaks(follow_up(all_lessons)))))
+    return "\n\n".join(tables)
 
 
 def with_agenda(text: str, agenda: str) -> str:
