@@ -235,6 +235,8 @@ def versions() -> dict[str, str]:
         "accelerate",
         "evaluate",
         "scikit-learn",
+        "optuna",
+        "peft",
         "matplotlib",
         "numpy",
         "safetensors",
