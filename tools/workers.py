@@ -3,8 +3,9 @@
 ``python -m tools.workers`` prints the number (the Makefile's ``WORKERS`` default; ``make test WORKERS=N``
 overrides it). A worker is one pytest-xdist process and the Jupyter kernel it starts for a notebook. What one of
 them needs is measured, not guessed: ``python -m tools.workers measure -- make test`` runs the command, samples
-the resident memory of each worker with its children every half second, and records the peak in
-``docs/setup_facts.json`` (``worker_memory``). Each worker is then given that peak and half as much again.
+the resident memory of each worker (a child of the run's pytest process) with its children every half second,
+and records the peak in ``docs/setup_facts.json`` (``worker_memory``). Each worker is then given that peak and
+half as much again.
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ def workers(core_count: int | None = None, memory_gib: float | None = None, per_
     return max(1, count)
 
 
-def _processes() -> dict[int, tuple[int, int, bool]]:
-    """pid -> (parent pid, resident bytes, whether it is a pytest-xdist worker or a child of one)."""
+def _processes() -> dict[int, tuple[int, int, str]]:
+    """pid -> (parent pid, resident bytes, command line) of every process that can be read."""
     found = {}
     page = os.sysconf("SC_PAGE_SIZE")
     for entry in os.listdir("/proc"):
@@ -78,42 +79,41 @@ def _processes() -> dict[int, tuple[int, int, bool]]:
         try:
             parent = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
             resident = int(Path(f"/proc/{entry}/statm").read_text().split()[1]) * page
-            worker = b"PYTEST_XDIST_WORKER=" in Path(f"/proc/{entry}/environ").read_bytes()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except (OSError, IndexError, ValueError):  # the process ended while it was read
             continue
-        found[int(entry)] = (parent, resident, worker)
+        found[int(entry)] = (parent, resident, command)
     return found
 
 
-def _tree(pid: int, table: dict[int, tuple[int, int, bool]], children: dict[int, list[int]]) -> int:
+def _tree(pid: int, table: dict[int, tuple[int, int, str]], children: dict[int, list[int]]) -> int:
     """Resident bytes of ``pid`` and all its descendants."""
     return table[pid][1] + sum(_tree(child, table, children) for child in children.get(pid, []))
 
 
-def _descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
-    """Every process below ``pid``, children first."""
-    found = []
-    for child in children.get(pid, []):
-        found += [child, *_descendants(child, children)]
-    return found
+def _first_pytest(pid: int, table: dict[int, tuple[int, int, str]], children: dict[int, list[int]]) -> int | None:
+    """The pytest process nearest to ``pid`` among it and its descendants (breadth first), if there is one."""
+    queue = [pid]
+    while queue:
+        current = queue.pop(0)
+        if current in table and "pytest" in table[current][2]:
+            return current
+        queue += children.get(current, [])
+    return None
 
 
 def worker_peaks(process: subprocess.Popen, interval: float = 0.5) -> dict[int, int]:
-    """Sample until ``process`` ends: for each xdist worker it started, the peak resident memory of it and its
-    children (the kernels it runs)."""
+    """Sample until ``process`` ends: for each pytest-xdist worker it started (a child of its first pytest
+    process), the peak resident memory of the worker and its children (the kernels it runs)."""
     peaks: dict[int, int] = {}
     while process.poll() is None:
         table = _processes()
         children: dict[int, list[int]] = {}
         for pid, (parent, _, _) in table.items():
             children.setdefault(parent, []).append(pid)
-
-        for pid in [process.pid, *_descendants(process.pid, children)]:
-            if pid not in table:
-                continue
-            parent, _, worker = table[pid]
-            if worker and not table.get(parent, (0, 0, False))[2]:  # a worker, not a kernel a worker started
-                peaks[pid] = max(peaks.get(pid, 0), _tree(pid, table, children))
+        controller = _first_pytest(process.pid, table, children)
+        for worker in children.get(controller, []) if controller else []:
+            peaks[worker] = max(peaks.get(worker, 0), _tree(worker, table, children))
         time.sleep(interval)
     return peaks
 

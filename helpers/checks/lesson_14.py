@@ -233,8 +233,8 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="SearchCurves",
     checker=_check_curves,
-    hint_text="a trial is one train(): start a new list in on_train_begin, append metrics['eval_loss'] in "
-    "on_evaluate, and do both only when state.is_hyper_param_search is True.",
+    hint_text="a trial is one train(): start a new curve when a trial's training begins, add the evaluation "
+    "loss the evaluation event hands you, and only while a search runs (the state says whether one does).",
     solution_obj=solutions.SearchCurves,
 )
 
