@@ -92,11 +92,13 @@ def _tree(pid: int, table: dict[int, tuple[int, int, str]], children: dict[int, 
 
 
 def _first_pytest(pid: int, table: dict[int, tuple[int, int, str]], children: dict[int, list[int]]) -> int | None:
-    """The pytest process nearest to ``pid`` among it and its descendants (breadth first), if there is one."""
+    """The Python process running pytest nearest to ``pid`` among it and its descendants (breadth first; the shell
+    that ``make`` starts it from is not it), if there is one."""
     queue = [pid]
     while queue:
         current = queue.pop(0)
-        if current in table and "pytest" in table[current][2]:
+        command = table[current][2].split() if current in table else []
+        if command and "python" in Path(command[0]).name and "pytest" in command:
             return current
         queue += children.get(current, [])
     return None
@@ -119,15 +121,16 @@ def worker_peaks(process: subprocess.Popen, interval: float = 0.5) -> dict[int, 
 
 
 def measure(command: list[str], facts: Path = FACTS) -> int:
-    """Run ``command`` (a ``make test``), record the largest worker's peak memory in ``facts``; its exit status."""
+    """Run ``command`` (a ``make test``), record the largest worker's peak memory in ``facts``; returns the
+    command's exit status (the peak is recorded whatever it is, with the status beside it)."""
     if sys.platform != "linux":
         print("measuring needs Linux's /proc; nothing recorded.", file=sys.stderr)
         return 2
     process = subprocess.Popen(command, cwd=ROOT)
     peaks = worker_peaks(process)
     status = process.wait()
-    if status != 0 or not peaks:
-        print(f"`{' '.join(command)}` exited {status} with {len(peaks)} workers seen; nothing recorded.")
+    if not peaks:
+        print(f"`{' '.join(command)}` exited {status} and started no pytest workers; nothing recorded.")
         return status or 1
     peak = max(peaks.values()) / 2**30
     record = json.loads(facts.read_text(encoding="utf-8")) if facts.is_file() else {}
@@ -137,11 +140,12 @@ def measure(command: list[str], facts: Path = FACTS) -> int:
         "command": " ".join(command),
         "machine": f"{cores()}-core {platform.machine()}, {round(available_gib() or 0)} GiB available",
         "date": datetime.date.today().isoformat(),
+        "exit_status": status,  # the memory it took, whether or not every test passed
     }
     facts.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     given = gib_per_worker(facts)
     print(f"largest worker peak {peak:.2f} GiB over {len(peaks)} workers; each worker is now given {given} GiB")
-    return 0
+    return status
 
 
 def main(argv: list[str]) -> int:
