@@ -16,6 +16,7 @@ being executed, and a new lesson's module exists before its first run. Nothing h
 from __future__ import annotations
 
 import fcntl
+import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -101,7 +102,7 @@ def main(paths: list[str]) -> int:
     if not paths:
         print(__doc__)
         return 2
-    from tools import export_lessons, loaded_times, workshop_agenda
+    from tools import export_lessons
 
     chosen = [Path(name).resolve() for name in paths]
     for path in chosen:
@@ -114,8 +115,18 @@ def main(paths: list[str]) -> int:
         seconds = execute(path)
         print(f"  {path.name}: {seconds:.1f} s", flush=True)
     update_readme()
-    workshop_agenda.main([])  # the teacher's agendas and planning table are built from the same run times
-    return loaded_times.main(["--guide"])
+    # The teacher's agendas and planning table are built from the same run times; a participant copy leaves
+    # those two tools out (tools/participant_copies.py), and has no agendas to update.
+    status = 0
+    if importlib.util.find_spec("tools.workshop_agenda") is not None:
+        from tools import workshop_agenda
+
+        status = workshop_agenda.main([])
+    if importlib.util.find_spec("tools.loaded_times") is not None:
+        from tools import loaded_times
+
+        status = status or loaded_times.main(["--guide"])
+    return status
 
 
 if __name__ == "__main__":
