@@ -927,9 +927,11 @@ def _fix(name: str, value: str, fate: Fate) -> str:
 
 @dataclass
 class _Scope:
-    """Names bound to arguments objects in one function (or at module level), and the names it assigns."""
+    """Names bound to arguments objects in one function (or at module level), names bound to the file's own
+    dataclasses that hold arguments objects in their fields (``args.reward_config``), and the names it assigns."""
 
     arguments: dict[str, _Arguments] = field(default_factory=dict)
+    holders: dict[str, dict[str, _Arguments]] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)
 
 
@@ -1019,7 +1021,8 @@ class _Checker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def _arguments_of(self, node: ast.AST) -> _Arguments | None:
-        """The arguments class of an expression: a bound name, or ``self.args`` in a Trainer."""
+        """The arguments class of an expression: a bound name, ``self.args`` in a Trainer, or a field of one of the
+        file's dataclasses that holds an arguments object (``script_args.reward_config``)."""
         if isinstance(node, ast.Name):
             for scope in reversed(self.scopes):
                 if node.id in scope.arguments:
@@ -1027,6 +1030,12 @@ class _Checker(ast.NodeVisitor):
                 if node.id in scope.assigned:
                     return None
             return None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            for scope in reversed(self.scopes):
+                if node.value.id in scope.holders:
+                    return scope.holders[node.value.id].get(node.attr)
+                if node.value.id in scope.arguments or node.value.id in scope.assigned:
+                    break
         if isinstance(node, ast.Attribute) and node.attr == "args" and _is_name(node.value, "self"):
             if self._trainer_context() is not None:
                 training_arguments = _classes()[2]
@@ -1054,12 +1063,14 @@ class _Checker(ast.NodeVisitor):
             return
         fate = _old_fate(name)
         owner = ast.unparse(node.value)
+        verb = "read" if isinstance(node.ctx, ast.Load) else "set"
         if fate is not None and fate.status == RENAMED:
-            fix = f"read `{owner}.{fate.new_name}`"
+            fix = f"{verb} `{owner}.{fate.new_name}`"
         elif fate is not None and fate.new_name and fate.new_value is not None:
-            fix = f"read `{owner}.{fate.new_name}` and test it for {fate.new_value!r} ({fate.note})"
+            test = "test it for" if verb == "read" else "set it to"
+            fix = f"{verb} `{owner}.{fate.new_name}` and {test} {fate.new_value!r} ({fate.note})"
         elif fate is not None and fate.new_name:
-            fix = f"read `{owner}.{fate.new_name}` ({fate.note})"
+            fix = f"{verb} `{owner}.{fate.new_name}` ({fate.note})"
         elif fate is not None:
             fix = f"delete it: {fate.note}"
         else:
@@ -1539,9 +1550,33 @@ def _annotation_arguments(module: _Module, annotation: ast.AST | None) -> _Argum
             annotation = ast.parse(annotation.value, mode="eval").body
         except SyntaxError:
             return None
+    if isinstance(annotation, ast.Subscript) and _terminal(annotation.value) in {"Optional", "Union"}:
+        inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+        found = [_annotation_arguments(module, part) for part in inner]
+        return next((arguments for arguments in found if arguments is not None), None)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _annotation_arguments(module, annotation.left) or _annotation_arguments(module, annotation.right)
     if isinstance(annotation, ast.Name | ast.Attribute):
         return _arguments(module, annotation)
     return None
+
+
+def _held_arguments(module: _Module, node: ast.AST) -> dict[str, _Arguments]:
+    """The fields of one of the file's (or project's) own classes whose annotation is an arguments class:
+    ``reward_config: RewardConfig = field(...)`` gives ``{"reward_config": RewardConfig's fields}``. Empty for an
+    arguments class itself and for a class the checker cannot read."""
+    if not isinstance(node, ast.Name | ast.Attribute) or _arguments(module, node) is not None:
+        return {}
+    held = {}
+    for local in reversed(_chain(module, node).locals):  # the most derived class's annotation wins
+        for item in local.node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                arguments = _annotation_arguments(local.module, item.annotation)
+                if arguments is not None:
+                    held[item.target.id] = arguments
+                else:
+                    held.pop(item.target.id, None)
+    return held
 
 
 def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFunctionDef, chain: _Chain | None) -> _Scope:
@@ -1552,6 +1587,8 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
         arguments = _annotation_arguments(module, parameter.annotation)
         if arguments is not None:
             scope.arguments[parameter.arg] = arguments
+        elif parameter.annotation is not None and (held := _held_arguments(module, parameter.annotation)):
+            scope.holders[parameter.arg] = held
     callback = _classes()[1]
     if chain is not None and chain.subclass_of(callback) and function.name.startswith("on_") and len(parameters) > 1:
         first = parameters[1].arg  # (self, args, state, control, **kwargs): args is the TrainingArguments
@@ -1583,9 +1620,33 @@ def _statements(body: list[ast.stmt]):
                 yield from _statements([s for s in inner if isinstance(s, ast.stmt | ast.excepthandler)])
 
 
+def _bind_object(module: _Module, scope: _Scope, target: ast.AST, cls: ast.AST) -> None:
+    """Record that the name ``target`` holds an instance of the class expression ``cls``: an arguments object, or
+    one of the file's dataclasses whose fields hold arguments objects."""
+    if not isinstance(target, ast.Name):
+        return
+    arguments = _arguments(module, cls)
+    if arguments is not None:
+        scope.arguments[target.id] = arguments
+    elif held := _held_arguments(module, cls):
+        scope.holders[target.id] = held
+
+
+def _parser_classes(parser: ast.AST | None, parsers: dict[str, list[ast.AST]]) -> list[ast.AST]:
+    """The dataclasses an argument parser was built from: a name bound to ``HfArgumentParser((A, B))``, or the
+    call itself (``HfArgumentParser(A).parse_args_into_dataclasses()``)."""
+    if isinstance(parser, ast.Name):
+        return parsers.get(parser.id, [])
+    if isinstance(parser, ast.Call) and parser.args and (_terminal(parser.func) or "").endswith("ArgumentParser"):
+        first = parser.args[0]
+        return list(first.elts) if isinstance(first, ast.Tuple | ast.List) else [first]
+    return []
+
+
 def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
-    """Names an arguments object is bound to: ``args = TrainingArguments(...)`` and
-    ``model_args, data_args, training_args = parser.parse_args_into_dataclasses()``."""
+    """Names an arguments object (or a dataclass holding one) is bound to: ``args = TrainingArguments(...)``,
+    ``model_args, data_args, training_args = parser.parse_args_into_dataclasses()``,
+    ``training_args = parser.parse_args_into_dataclasses()[0]`` and ``script_args = tyro.cli(ScriptArguments)``."""
     parsers: dict[str, list[ast.AST]] = {}
     assignments = [s for s in _statements(body) if isinstance(s, ast.Assign | ast.AnnAssign)]
     for statement in assignments:
@@ -1595,25 +1656,35 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                 if isinstance(part, ast.Name):
                     scope.assigned.add(part.id)
         value = statement.value
+        index = None
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+            index, value = value.slice.value, value.value  # parser.parse_args_into_dataclasses()[0]
         if not isinstance(value, ast.Call):
             continue
-        if value.args and isinstance(value.args[0], ast.Tuple | ast.List) and _terminal(value.func):
+        function = _terminal(value.func) or ""
+        if value.args and isinstance(value.args[0], ast.Tuple | ast.List) and function:
             for target in targets:
                 if isinstance(target, ast.Name):
                     parsers[target.id] = list(value.args[0].elts)
-        arguments = _arguments(module, value.func)
-        if arguments is not None:
+        elif value.args and function.endswith("ArgumentParser") and isinstance(value.args[0], ast.Name | ast.Attribute):
             for target in targets:
                 if isinstance(target, ast.Name):
-                    scope.arguments[target.id] = arguments
-        parser = value.func.value if isinstance(value.func, ast.Attribute) else None
-        if isinstance(parser, ast.Name) and parser.id in parsers and value.func.attr.startswith("parse"):
+                    parsers[target.id] = [value.args[0]]  # HfArgumentParser(TrainingArguments)
+        if index is None:
             for target in targets:
-                if isinstance(target, ast.Tuple):
-                    for element, cls in zip(target.elts, parsers[parser.id], strict=False):
-                        arguments = _arguments(module, cls) if isinstance(element, ast.Name) else None
-                        if arguments is not None:
-                            scope.arguments[element.id] = arguments
+                _bind_object(module, scope, target, value.func)
+        if function == "cli" and value.args and isinstance(value.args[0], ast.Name | ast.Attribute):
+            for target in targets:
+                _bind_object(module, scope, target, value.args[0])  # tyro.cli(ScriptArguments)
+        parser = value.func.value if isinstance(value.func, ast.Attribute) else None
+        classes = _parser_classes(parser, parsers)
+        if classes and value.func.attr.startswith("parse"):
+            for target in targets:
+                if isinstance(target, ast.Tuple) and index is None:
+                    for element, cls in zip(target.elts, classes, strict=False):
+                        _bind_object(module, scope, element, cls)
+                elif isinstance(index, int) and -len(classes) <= index < len(classes):
+                    _bind_object(module, scope, target, classes[index])
 
 
 def _trl_config(trainer: type) -> type | None:

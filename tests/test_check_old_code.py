@@ -487,6 +487,46 @@ class Printer(TrainerCallback):
     ]
 
 
+def test_attributes_read_through_a_dataclass_that_holds_the_arguments() -> None:
+    """``args.reward_config.evaluation_strategy`` (trl's scripts): the file's own dataclass declares a field whose
+    annotation is an arguments class; tyro, HfArgumentParser (bound or inline, unpacked or indexed) and annotated
+    parameters all bind it. A field of the holder that is not an arguments class is left alone."""
+    source = """
+from dataclasses import dataclass, field
+from typing import Optional
+import tyro
+from transformers import HfArgumentParser, TrainingArguments
+from trl import RewardConfig
+
+@dataclass
+class ScriptArguments:
+    name: str = "x"
+    reward_config: RewardConfig = field(default_factory=lambda: RewardConfig(output_dir="o"))
+    other: Optional[TrainingArguments] = None
+
+args = tyro.cli(ScriptArguments)
+args.reward_config.evaluation_strategy = "no"
+print(args.other.overwrite_output_dir, args.name.overwrite_output_dir, args.reward_config.eval_strategy)
+
+def main(script: ScriptArguments):
+    return script.reward_config.logging_dir
+
+training_args = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses()[0]
+training_args.overwrite_output_dir
+(held,) = HfArgumentParser((ScriptArguments,)).parse_args_into_dataclasses()
+held.other.save_safetensors
+"""
+    assert _kinds(source) == [
+        (15, "removed-attribute"),
+        (16, "removed-attribute"),
+        (19, "removed-attribute"),
+        (22, "removed-attribute"),
+        (24, "removed-attribute"),
+    ]
+    (stored,) = [f for f in check_source(source) if f.line == 15]
+    assert stored.fix == "set `args.reward_config.eval_strategy`" and "changes nothing" in stored.message
+
+
 def test_removed_methods_imports_and_patches() -> None:
     source = """
 import transformers
