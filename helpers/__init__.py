@@ -1,7 +1,8 @@
 """Helpers behind the notebooks of the Trainer course.
 
 Small on purpose: each module has one concern (``data``, ``models``, ``device``, ``trainers``, ``plots``,
-``performance``, ``checks``, ``capstone``, ``registry``, ``check_old_code``, ``old_arguments``). What a lesson
+``performance``, ``checks``, ``capstone``, ``registry``, ``check_old_code``, ``old_arguments``,
+``release_facts``). What a lesson
 teaches is written out in the notebook and exported to ``helpers.lessons``; the helpers only do what would
 distract from it, and never import the lessons' exported code.
 
@@ -57,6 +58,7 @@ _SUBMODULES = frozenset(
         "performance",
         "plots",
         "registry",
+        "release_facts",
         "solutions",
         "trainers",
     }

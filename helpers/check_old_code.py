@@ -36,6 +36,7 @@ import difflib
 import importlib
 import inspect
 import json
+import re
 import sys
 import warnings
 from collections.abc import Iterable, Sequence
@@ -43,8 +44,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from helpers.old_arguments import LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
+from helpers.old_arguments import LATER_ARGUMENTS, OLD_VALUES, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
 from helpers.registry import ROOT, lessons
+from helpers.release_facts import argument_choices, describe
 
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
 MARKER = "migrate: expected"
@@ -71,6 +73,7 @@ KIND_LESSONS = {
     "unknown-argument": ("pitfall", "renamed or removed"),
     "removed-field": ("pitfall", "renamed or removed"),
     "removed-attribute": ("pitfall", "renamed or removed"),
+    "removed-value": ("pitfall", "renamed or removed"),
     "trainer-tokenizer": ("pitfall", "processing_class"),
     "tokenizer-attribute": ("pitfall", "processing_class"),
     "callback-tokenizer": ("pitfall", "processing_class"),
@@ -163,7 +166,7 @@ def installed_fields() -> frozenset[str]:
 
 @cache
 def _init_parameters(cls: type) -> tuple[str, ...]:
-    return tuple(_describe(p) for p in list(inspect.signature(cls.__init__).parameters.values())[1:])
+    return tuple(describe(p) for p in list(inspect.signature(cls.__init__).parameters.values())[1:])
 
 
 def installed_trainer_init() -> frozenset[str]:
@@ -335,6 +338,36 @@ def _ladder_old_fields() -> frozenset[str]:
 
 
 @cache
+def installed_choices() -> dict[str, frozenset[str]]:
+    """The values each enum-valued TrainingArguments field of the installed release accepts (``optim``...)."""
+    import transformers.training_args as module
+
+    choices = argument_choices(module, set(installed_fields()))
+    return {name: frozenset(values) for name, values in choices.items()}
+
+
+def _choices_in(inventory: dict, field_name: str) -> tuple[str, ...]:
+    """The values a ladder release's inventory lists for an enum-valued field."""
+    choices = inventory.get("argument_choices", {})
+    if field_name == "eval_strategy":  # the same values under its 4.x name
+        return (*choices.get("eval_strategy", ()), *choices.get("evaluation_strategy", ()))
+    return tuple(choices.get(field_name, ()))
+
+
+def ladder_value_removal(field_name: str, value: str) -> str | None:
+    """When the ladder saw ``field_name=value`` stop being accepted, as ``" (gone since 5.0.0; 4.57.6 still took
+    it)"``; ``None`` when no ladder release took it (a typo, not a removal: the installed error says so)."""
+    data = ladder()
+    inventories = [data["results"][version]["inventory"] for version in data["releases"]]
+    if not any(value in _choices_in(inventory, field_name) for inventory in inventories):
+        return None
+    for change in data.get("changes", []):  # the value's own probe, bisected to two adjacent releases
+        if change["probe"] == f"value_{field_name}_{value}" and change.get("new") == "does not hold":
+            return f" (gone since {change['first_new']}; {change['last_old']} still took it)"
+    return _went(value, lambda inventory: value in _choices_in(inventory, field_name))
+
+
+@cache
 def _old_trainer_init() -> tuple[str, ...]:
     """The oldest ladder release's ``Trainer.__init__`` parameters (``tokenizer=`` included), in order."""
     data = ladder()
@@ -368,15 +401,6 @@ def _lesson_for(kind: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Signatures, as the ladder writes them: ``name``, ``name=`` (a default), ``^name`` (keyword-only), ``*a``, ``**k``
 # ---------------------------------------------------------------------------------------------------------------
-def _describe(parameter: inspect.Parameter) -> str:
-    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-        return f"*{parameter.name}"
-    if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-        return f"**{parameter.name}"
-    prefix = "^" if parameter.kind is inspect.Parameter.KEYWORD_ONLY else ""
-    return prefix + parameter.name + ("=" if parameter.default is not inspect.Parameter.empty else "")
-
-
 def _names(described: Sequence[str]) -> list[str]:
     return [p.strip("^*=") for p in described if not p.startswith("*")]
 
@@ -932,6 +956,7 @@ class _Scope:
 
     arguments: dict[str, _Arguments] = field(default_factory=dict)
     holders: dict[str, dict[str, _Arguments]] = field(default_factory=dict)
+    instances: dict[str, _Local] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)
 
 
@@ -945,6 +970,8 @@ class _Checker(ast.NodeVisitor):
         self.function_stack: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.scopes: list[_Scope] = [module_scope]
         self.reported_tokenizer: set[int] = set()
+        self.reported_values: set[int] = set()
+        self.unit_classes = {id(node) for node in ast.walk(unit.tree) if isinstance(node, ast.ClassDef)}
         self.patched = module.patched()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
@@ -1140,6 +1167,8 @@ class _Checker(ast.NodeVisitor):
 
     def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
         for keyword in node.keywords:
+            if keyword.arg in arguments.fields:
+                self._choice(keyword.arg, keyword.value, arguments.name)
             if not keyword.arg or keyword.arg in arguments.fields:
                 continue
             if not arguments.closed and not _is_old_argument(keyword.arg):
@@ -1148,6 +1177,57 @@ class _Checker(ast.NodeVisitor):
             kind, message, fix = _argument_finding(keyword.arg, value, arguments.fields)
             message = message.replace("TrainingArguments has", f"{arguments.name} has", 1)
             self._add(keyword.value, kind, message, fix)
+
+    def _literal(self, node: ast.AST) -> tuple[str, ast.AST, bool] | None:
+        """The string an argument's value comes to, where it is written, and whether that is in this cell or file:
+        a literal (``optim="adamw_hf"``), or the default of a field of the file's own dataclass that the value
+        reads (``optim=script_args.optim`` with ``optim: str = field(default="adamw_hf")``)."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value, node, True
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return None
+        for scope in reversed(self.scopes):
+            if node.value.id in scope.instances:
+                local = scope.instances[node.value.id]
+                break
+            if node.value.id in scope.assigned:
+                return None
+        else:
+            return None
+        for owner in _chain(local.module, ast.Name(local.node.name)).locals:
+            for item in owner.node.body:
+                if _declares(item, node.attr):
+                    default = _declared_default(item)
+                    if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                        return default.value, default, id(owner.node) in self.unit_classes
+                    return None
+        return None
+
+    def _choice(self, name: str, node: ast.AST, owner: str) -> None:
+        """``name=value`` for an enum-valued field (``optim``, ``lr_scheduler_type``...): a value that a ladder release
+        took and the installed release refuses."""
+        choices = installed_choices().get(name)
+        found = self._literal(node) if choices else None
+        if found is None or found[0] in choices:
+            return
+        value, written, here = found
+        removal = ladder_value_removal(name, value)
+        if removal is None:
+            return  # no release took it: a typo, which the installed ValueError already names
+        where = written if here else node
+        if id(where) in self.reported_values:
+            return
+        self.reported_values.add(id(where))
+        replacement = OLD_VALUES.get((name, value))
+        self._add(
+            where,
+            "removed-value",
+            f"`{name}={value!r}`"
+            + ("" if where is node else f" (given to {owner} as `{ast.unparse(node)}`)")
+            + f": {installed_version()}'s TrainingArguments refuses it with a ValueError{removal}",
+            f"{name}={replacement[0]!r} ({replacement[1]})" if replacement else f"one of {sorted(choices)}",
+            catches="ValueError",
+        )
 
     def _trainer_call(self, node: ast.Call, name: str, chain: _Chain) -> None:
         """``Trainer(...)`` (or a subclass, or TRL's trainers): keywords and positions the class no longer takes."""
@@ -1169,6 +1249,9 @@ class _Checker(ast.NodeVisitor):
         root = chain.root
         accepted = set(_names(_init_parameters(root))) if reaches_root else set()
         self._check_trainer_arguments(node, name, root, accepted | declared)
+        config = _trl_config(root) if root.__module__.split(".")[0] == "trl" else None
+        if config is not None and all(_method(local.node, "__init__") is None for local in chain.locals):
+            self._trl_config_argument(node, name, root, config)  # the trl trainer's own __init__ reads args
         if own_positional is None and reaches_root:
             self._check_positions(node, name, root)
 
@@ -1198,6 +1281,34 @@ class _Checker(ast.NodeVisitor):
                     f"`{name}(..., {keyword.arg}=...)`: {root.__name__} ({release}) takes no `{keyword.arg}`",
                     f"did you mean `{close[0]}`?" if close else "move it to TrainingArguments or delete it",
                 )
+
+    def _trl_config_argument(self, node: ast.Call, name: str, root: type, config: type) -> None:
+        """``DPOTrainer(args=TrainingArguments(...))``: a trl trainer whose ``args`` must be its own config class
+        (4.x-era trl took a TrainingArguments and the trainer's options as keywords)."""
+        if _takes_training_arguments(root):
+            return
+        value = next((keyword.value for keyword in node.keywords if keyword.arg == "args"), None)
+        names = list(_names(_init_parameters(root)))
+        if value is None and "args" in names:
+            index = names.index("args")
+            if index < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[: index + 1]):
+                value = node.args[index]
+        if value is None:
+            return
+        arguments = _arguments(self.module, value.func) if isinstance(value, ast.Call) else self._arguments_of(value)
+        if arguments is None or not arguments.closed or issubclass(arguments.root, config):
+            return
+        read = _config_fields_read(root, config)
+        self._add(
+            value,
+            "trl-argument",
+            f"`{name}(args={ast.unparse(value)})`: that is a {arguments.name}, and {root.__name__} "
+            f"({_library_release(root)}) takes a {config.__name__}"
+            + (f": it reads {', '.join(f'`args.{field}`' for field in read)} from it" if read else ""),
+            f"build it as {config.__name__}(...) with the same arguments ({config.__name__} is a TrainingArguments "
+            "subclass), and pass it as args=",
+            catches="AttributeError",
+        )
 
     def _check_positions(self, node: ast.Call, name: str, root: type) -> None:
         """Positional arguments beyond the place where 4.x's Trainer and the installed one part ways."""
@@ -1239,7 +1350,7 @@ class _Checker(ast.NodeVisitor):
         signature = _methods(chain.root).get(name)
         if signature is None or _unpacks(node):
             return
-        params = [_describe(p) for p in list(signature.parameters.values())[1:]]
+        params = [describe(p) for p in list(signature.parameters.values())[1:]]
         keywords = [k.arg for k in node.keywords]
         why = _bind_described(params, len(node.args), keywords)
         if why is None or not _ladder_accepted_call(name, len(node.args), keywords):
@@ -1318,6 +1429,9 @@ class _Checker(ast.NodeVisitor):
             if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
                 continue
             name = item.target.id
+            default = _declared_default(item)
+            if name in installed_choices() and default is not None:
+                self._choice(name, default, node.name)
             if name in _class_fields(arguments.root) or not _is_old_argument(name):
                 continue
             fate = _old_fate(name)
@@ -1504,14 +1618,25 @@ def _referenced(module: _Module, name: str, function: ast.AST) -> bool:
     return name in module.attributes_used
 
 
-def _field_value(item: ast.AnnAssign) -> str:
-    """``True`` for ``x: bool = True`` and ``x: bool = field(default=True)``."""
+def _declares(item: ast.stmt, name: str) -> bool:
+    """Whether a class-body statement declares the field ``name`` (``name: type = ...``)."""
+    return isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.target.id == name
+
+
+def _declared_default(item: ast.AnnAssign) -> ast.AST | None:
+    """The default of a dataclass field: ``x: str = "a"`` and ``x: str = field(default="a")``."""
     value = item.value
     if isinstance(value, ast.Call) and _terminal(value.func) == "field":
-        for keyword in value.keywords:
-            if keyword.arg == "default":
-                return ast.unparse(keyword.value)
-    return ast.unparse(value) if value is not None else "..."
+        return next((keyword.value for keyword in value.keywords if keyword.arg == "default"), None)
+    return value
+
+
+def _field_value(item: ast.AnnAssign) -> str:
+    """``True`` for ``x: bool = True`` and ``x: bool = field(default=True)``."""
+    default = _declared_default(item)
+    if default is None:
+        return ast.unparse(item.value) if item.value is not None else "..."
+    return ast.unparse(default)
 
 
 def _patched_functions(module: _Module) -> dict[str, tuple[type, str]]:
@@ -1589,6 +1714,8 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
             scope.arguments[parameter.arg] = arguments
         elif parameter.annotation is not None and (held := _held_arguments(module, parameter.annotation)):
             scope.holders[parameter.arg] = held
+        if parameter.annotation is not None and isinstance(local := _resolve(module, parameter.annotation), _Local):
+            scope.instances[parameter.arg] = local
     callback = _classes()[1]
     if chain is not None and chain.subclass_of(callback) and function.name.startswith("on_") and len(parameters) > 1:
         first = parameters[1].arg  # (self, args, state, control, **kwargs): args is the TrainingArguments
@@ -1630,6 +1757,8 @@ def _bind_object(module: _Module, scope: _Scope, target: ast.AST, cls: ast.AST) 
         scope.arguments[target.id] = arguments
     elif held := _held_arguments(module, cls):
         scope.holders[target.id] = held
+    if isinstance(local := _resolve(module, cls), _Local):
+        scope.instances[target.id] = local  # its fields' defaults can be read (``optim=script_args.optim``)
 
 
 def _parser_classes(parser: ast.AST | None, parsers: dict[str, list[ast.AST]]) -> list[ast.AST]:
@@ -1693,6 +1822,31 @@ def _trl_config(trainer: type) -> type | None:
         return None
     config = _library_object(f"trl.{trainer.__name__[: -len('Trainer')]}Config")
     return config if isinstance(config, type) else None
+
+
+def _takes_training_arguments(trainer: type) -> bool:
+    """Whether a trl trainer's ``args`` may be a plain TrainingArguments (``SFTTrainer``: ``SFTConfig |
+    TrainingArguments``), read from its signature's annotation; true when the signature does not say."""
+    parameter = inspect.signature(trainer.__init__).parameters.get("args")
+    if parameter is None or parameter.annotation is inspect.Parameter.empty:
+        return True
+    annotation = parameter.annotation
+    return (
+        re.search(r"\bTrainingArguments\b", annotation if isinstance(annotation, str) else repr(annotation)) is not None
+    )
+
+
+@cache
+def _config_fields_read(trainer: type, config: type) -> tuple[str, ...]:
+    """The first three of ``config``'s own fields (not TrainingArguments') that the trainer's source reads as
+    ``args.<field>``, in the order it reads them."""
+    try:
+        source = inspect.getsource(trainer)
+    except (OSError, TypeError):
+        return ()
+    own = _class_fields(config) - installed_fields()
+    read = dict.fromkeys(m[1] for m in re.finditer(r"\bargs\.(\w+)", source) if m[1] in own)
+    return tuple(read)[:3]
 
 
 def _trl_argument(name: str, root: type, config: type, keyword: str, value: str) -> tuple[str, str]:

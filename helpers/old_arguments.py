@@ -165,6 +165,18 @@ LATER_ARGUMENTS: dict[str, Fate] = {
 }
 
 
+# Values of enum-valued fields that 4.x took and 5.x refuses (the ladder's inventory, ``argument_choices``, finds
+# them and bisects when each went; this says what to write instead): (field, old value) -> (new value, why).
+OLD_VALUES: dict[tuple[str, str], tuple[str, str]] = {
+    ("optim", "adamw_hf"): (
+        "adamw_torch",
+        "torch.optim.AdamW: with the Trainer's adam_beta1, adam_beta2, adam_epsilon and weight_decay, the same update "
+        "as the transformers AdamW that adamw_hf named",
+    ),
+    ("optim", "adamw_apex_fused"): ("adamw_torch_fused", "torch's own fused AdamW, with no NVIDIA apex to install"),
+}
+
+
 def wheel_fields(wheel: str | Path) -> list[str]:
     """The public fields of ``TrainingArguments`` in a transformers wheel, in the order its source declares them.
 

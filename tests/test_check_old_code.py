@@ -527,6 +527,61 @@ held.other.save_safetensors
     assert stored.fix == "set `args.reward_config.eval_strategy`" and "changes nothing" in stored.message
 
 
+def test_values_that_a_4x_release_took_and_the_installed_one_refuses() -> None:
+    """``optim="adamw_hf"`` in a call, in a TrainingArguments subclass's default, and in a script dataclass's default
+    that reaches TrainingArguments through ``optim=script_args.optim`` (reported where the value is written). A
+    value no release took is a typo the installed ValueError names: not a finding."""
+    source = """
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, TrainingArguments
+
+@dataclass
+class ScriptArguments:
+    optim: str = field(default="adamw_hf")
+    scheduler: str = "cosine"
+
+@dataclass
+class MyArguments(TrainingArguments):
+    optim: str = field(default="adamw_apex_fused")
+
+script_args = HfArgumentParser(ScriptArguments).parse_args_into_dataclasses()[0]
+TrainingArguments(output_dir="o", optim=script_args.optim, lr_scheduler_type=script_args.scheduler)
+TrainingArguments(output_dir="o", optim="adamw_hf")
+TrainingArguments(output_dir="o", optim="adamw_torch", lr_scheduler_type="cosine")
+TrainingArguments(output_dir="o", optim="adamw_typo")
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [(7, "removed-value"), (12, "removed-value"), (16, "removed-value")]
+    assert findings[0].fix.startswith("optim='adamw_torch'") and "script_args.optim" in findings[0].message
+    assert findings[1].fix.startswith("optim='adamw_torch_fused'")
+    assert all("ValueError" in f.message and "gone" in f.message for f in findings)
+
+
+def test_a_trl_trainer_given_a_plain_training_arguments() -> None:
+    """trl 1.16's DPOTrainer takes a DPOConfig (by keyword or in its third position); SFTTrainer also takes a plain
+    TrainingArguments, and a DPOConfig is right. A subclass whose own ``__init__`` goes straight to
+    ``Trainer.__init__`` (LLaMA-Factory's CustomDPOTrainer) never runs DPOTrainer's: not judged."""
+    source = """
+from transformers import Trainer, TrainingArguments
+from trl import DPOConfig, DPOTrainer, SFTTrainer
+
+training_args = TrainingArguments(output_dir="o")
+DPOTrainer(model, ref, args=training_args, train_dataset=d)
+DPOTrainer(model, ref, training_args, train_dataset=d)
+DPOTrainer(model, ref, args=DPOConfig(output_dir="o"), train_dataset=d)
+SFTTrainer(model, args=training_args, train_dataset=d)
+
+class Custom(DPOTrainer):
+    def __init__(self, beta, model, **kwargs):
+        Trainer.__init__(self, model=model, **kwargs)
+
+Custom(beta=0.1, model=m, args=training_args)
+"""
+    findings = check_source(source)
+    assert sorted((f.line, f.kind) for f in findings) == [(6, "trl-argument"), (7, "trl-argument")]
+    assert all("DPOConfig(...)" in f.fix and "it reads `args." in f.message for f in findings)
+
+
 def test_removed_methods_imports_and_patches() -> None:
     source = """
 import transformers

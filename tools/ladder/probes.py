@@ -80,6 +80,28 @@ def probe(id: str, claim: str, source: str, where: str) -> Callable:
 # ---------------------------------------------------------------------------------------------------------------
 # Small, version-agnostic building blocks
 # ---------------------------------------------------------------------------------------------------------------
+def _release_facts():
+    """``helpers/release_facts.py``, loaded by path: the rules the checker reads releases by (standard library only,
+    so it loads in any ladder environment, where the course's packages are not installed)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "helpers" / "release_facts.py"
+    spec = importlib.util.spec_from_file_location("ladder_release_facts", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+RELEASE_FACTS = _release_facts()
+
+
+def argument_choices() -> dict[str, list[str]]:
+    """The values each enum-valued TrainingArguments field of the release accepts: ``{"optim": [...], ...}``."""
+    import transformers.training_args as module
+
+    return RELEASE_FACTS.argument_choices(module, field_names())
+
+
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [f"w{i}" for i in range(60)]
 _TEMP = tempfile.TemporaryDirectory(prefix="ladder-")
 
@@ -541,6 +563,21 @@ _argument_probe("eval_strategy", "steps", "02 §1", source="course")
 _argument_probe("use_cpu", True, "02 §1", source="course")
 _argument_probe("train_sampling_strategy", "group_by_length", "02 §10", source="course")
 _argument_probe("include_for_metrics", ["inputs"], "02 §1; 04", source="course")
+
+
+def _value_probe(name: str, value: str, where: str) -> None:
+    """A value of an enum-valued field that the ladder's inventory saw go (``argument_choices``)."""
+
+    @probe(f"value_{name}_{value}", f"`TrainingArguments` accepts `{name}={value!r}`.", "course", where)
+    def accepts():
+        try:
+            return accepts_argument(name, value)
+        except ValueError as error:
+            return False, f"ValueError: {_line(error)}"
+
+
+_value_probe("optim", "adamw_hf", "02 §1")
+_value_probe("optim", "adamw_apex_fused", "02 §1")
 
 
 @probe(
@@ -1362,10 +1399,12 @@ def inventory() -> dict:
             continue
         with contextlib.suppress(TypeError, ValueError):
             parameters = inspect.signature(getattr(Trainer, name)).parameters.values()
-            methods[name] = [_describe(parameter) for parameter in parameters]
+            methods[name] = [RELEASE_FACTS.describe(parameter) for parameter in parameters]
+    init_parameters = inspect.signature(Trainer.__init__).parameters.values()
     return {
         "training_arguments": sorted(field_names()),
-        "trainer_init": [_describe(p) for p in inspect.signature(Trainer.__init__).parameters.values()][1:],
+        "argument_choices": argument_choices(),
+        "trainer_init": [RELEASE_FACTS.describe(p) for p in init_parameters][1:],
         "trainer_methods": methods,
         "trainer_calls": trainer_calls(),
         "callback_events": event_names(),
@@ -1401,16 +1440,6 @@ def trainer_calls() -> dict[str, list]:
             if shape not in known:
                 known.append(shape)
     return {name: sorted(shapes[name]) for name in sorted(shapes) if callable(getattr(Trainer, name, None))}
-
-
-def _describe(parameter: inspect.Parameter) -> str:
-    """``name``, ``name=`` (has a default), ``*name`` or ``**name``."""
-    if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-        return f"*{parameter.name}"
-    if parameter.kind is inspect.Parameter.VAR_KEYWORD:
-        return f"**{parameter.name}"
-    prefix = "^" if parameter.kind is inspect.Parameter.KEYWORD_ONLY else ""
-    return prefix + parameter.name + ("=" if parameter.default is not inspect.Parameter.empty else "")
 
 
 def run_all(selected: list[str] | None = None) -> dict:
