@@ -259,11 +259,17 @@ def ladder_history(probe_id: str) -> str:
     return f" (the ladder: {'; '.join(parts)})" if parts else ""
 
 
+def _bisected_removal(probe_id: str) -> dict | None:
+    """The bisected change (``results.json`` ``changes``) where the probe ``probe_id`` stopped holding, or ``None``."""
+    return next(
+        (c for c in ladder().get("changes", []) if c["probe"] == probe_id and c.get("new") == "does not hold"), None
+    )
+
+
 def ladder_removal(name: str) -> str:
     """When the ladder saw ``TrainingArguments.name`` go: ``" (gone since 5.15.0; 5.14.1 still had it)"``, or ``""``."""
-    for change in ladder().get("changes", []):  # the probe that passes it, bisected to two adjacent releases
-        if change["probe"] == f"argument_{name}" and change.get("new") == "does not hold":
-            return f" (gone since {change['first_new']}; {change['last_old']} still had it)"
+    if change := _bisected_removal(f"argument_{name}"):  # the probe that passes it, bisected
+        return f" (gone since {change['first_new']}; {change['last_old']} still had it)"
     return _went(name, lambda inventory: name in inventory.get("training_arguments", ()))
 
 
@@ -361,9 +367,8 @@ def ladder_value_removal(field_name: str, value: str) -> str | None:
     inventories = [data["results"][version]["inventory"] for version in data["releases"]]
     if not any(value in _choices_in(inventory, field_name) for inventory in inventories):
         return None
-    for change in data.get("changes", []):  # the value's own probe, bisected to two adjacent releases
-        if change["probe"] == f"value_{field_name}_{value}" and change.get("new") == "does not hold":
-            return f" (gone since {change['first_new']}; {change['last_old']} still took it)"
+    if change := _bisected_removal(f"value_{field_name}_{value}"):  # the value's own probe, bisected
+        return f" (gone since {change['first_new']}; {change['last_old']} still took it)"
     return _went(value, lambda inventory: value in _choices_in(inventory, field_name))
 
 
@@ -971,7 +976,6 @@ class _Checker(ast.NodeVisitor):
         self.scopes: list[_Scope] = [module_scope]
         self.reported_tokenizer: set[int] = set()
         self.reported_values: set[int] = set()
-        self.unit_classes = {id(node) for node in ast.walk(unit.tree) if isinstance(node, ast.ClassDef)}
         self.patched = module.patched()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
@@ -1169,7 +1173,8 @@ class _Checker(ast.NodeVisitor):
         for keyword in node.keywords:
             if keyword.arg in arguments.fields:
                 self._choice(keyword.arg, keyword.value, arguments.name)
-            if not keyword.arg or keyword.arg in arguments.fields:
+                continue
+            if not keyword.arg:
                 continue
             if not arguments.closed and not _is_old_argument(keyword.arg):
                 continue  # a subclass from elsewhere may declare it
@@ -1199,7 +1204,8 @@ class _Checker(ast.NodeVisitor):
                 if _declares(item, node.attr):
                     default = _declared_default(item)
                     if isinstance(default, ast.Constant) and isinstance(default.value, str):
-                        return default.value, default, id(owner.node) in self.unit_classes
+                        here = any(part is owner.node for part in ast.walk(self.unit.tree))  # only once found
+                        return default.value, default, here
                     return None
         return None
 
@@ -1248,17 +1254,19 @@ class _Checker(ast.NodeVisitor):
             reaches_root = True
         root = chain.root
         accepted = set(_names(_init_parameters(root))) if reaches_root else set()
-        self._check_trainer_arguments(node, name, root, accepted | declared)
         config = _trl_config(root) if root.__module__.split(".")[0] == "trl" else None
+        self._check_trainer_arguments(node, name, root, accepted | declared, config)
         if config is not None and all(_method(local.node, "__init__") is None for local in chain.locals):
             self._trl_config_argument(node, name, root, config)  # the trl trainer's own __init__ reads args
         if own_positional is None and reaches_root:
             self._check_positions(node, name, root)
 
-    def _check_trainer_arguments(self, node: ast.Call, name: str, root: type, accepted: set[str]) -> None:
+    def _check_trainer_arguments(
+        self, node: ast.Call, name: str, root: type, accepted: set[str], config: type | None
+    ) -> None:
+        """Keywords the class does not take; ``config`` is a trl trainer's config class (``None`` otherwise)."""
         release = _library_release(root)
         library = root.__module__.split(".")[0]
-        config = _trl_config(root) if library == "trl" else None
         for keyword in node.keywords:
             if not keyword.arg or keyword.arg in accepted:
                 continue
@@ -1709,13 +1717,11 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
     parameters = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
     for parameter in parameters:
         scope.assigned.add(parameter.arg)
-        arguments = _annotation_arguments(module, parameter.annotation)
+        if parameter.annotation is not None:
+            _bind_object(module, scope, ast.Name(parameter.arg), parameter.annotation)
+        arguments = _annotation_arguments(module, parameter.annotation)  # also Optional[...] and "quoted"
         if arguments is not None:
             scope.arguments[parameter.arg] = arguments
-        elif parameter.annotation is not None and (held := _held_arguments(module, parameter.annotation)):
-            scope.holders[parameter.arg] = held
-        if parameter.annotation is not None and isinstance(local := _resolve(module, parameter.annotation), _Local):
-            scope.instances[parameter.arg] = local
     callback = _classes()[1]
     if chain is not None and chain.subclass_of(callback) and function.name.startswith("on_") and len(parameters) > 1:
         first = parameters[1].arg  # (self, args, state, control, **kwargs): args is the TrainingArguments

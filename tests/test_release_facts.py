@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 
 import transformers.training_args as training_args
 
 from helpers import release_facts
-from helpers.registry import ROOT
+from tools import ladder
 
 
 def test_choices_of_the_installed_release() -> None:
@@ -33,12 +31,6 @@ def test_describe_writes_each_kind_of_parameter() -> None:
 
 
 def test_the_probes_load_this_module_by_path() -> None:
-    spec = importlib.util.spec_from_file_location("probes_under_test", ROOT / "tools" / "ladder" / "probes.py")
-    probes = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = probes  # its dataclasses look their module up
-    try:
-        spec.loader.exec_module(probes)
-    finally:
-        del sys.modules[spec.name]
+    probes = ladder.load_probes()
     assert probes.RELEASE_FACTS.__file__ == release_facts.__file__
     assert probes.argument_choices() == release_facts.argument_choices(training_args, probes.field_names())
