@@ -976,6 +976,7 @@ class _Checker(ast.NodeVisitor):
         self.scopes: list[_Scope] = [module_scope]
         self.reported_tokenizer: set[int] = set()
         self.reported_values: set[int] = set()
+        self.reported_keys: set[int] = set()
         self.patched = module.patched()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
@@ -1169,19 +1170,92 @@ class _Checker(ast.NodeVisitor):
         self._callback_tokenizer(node)
         self.generic_visit(node)
 
-    def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
+    def _keywords(self, node: ast.Call) -> list[tuple[ast.keyword, str | None]]:
+        """The call's keywords, with ``**kwargs`` opened where the file builds that dict itself: each keyword
+        comes with the dict's name (``None`` for a keyword written in the call)."""
+        keywords: list[tuple[ast.keyword, str | None]] = []
         for keyword in node.keywords:
+            if keyword.arg is not None:
+                keywords.append((keyword, None))
+                continue
+            opened = self._dict_keywords(keyword.value, node)
+            keywords.extend((item, ast.unparse(keyword.value)) for item in opened)
+        return keywords
+
+    def _dict_keywords(self, value: ast.AST, call: ast.Call) -> list[ast.keyword]:
+        """The string keys (as keywords) of ``**value``: a dict written in the call (``**{"k": v}``,
+        ``**dict(k=v)``), or a name that the enclosing function (or the module) binds only to such a dict and
+        fills before the call with ``name["k"] = v`` or ``name.update(...)``. A name bound to anything else, or
+        given as a parameter, is not opened: its keys cannot be read."""
+        opened = _dict_items(value)
+        if opened is not None or not isinstance(value, ast.Name):
+            return opened or []
+        function = self.function_stack[-1] if self.function_stack else None
+        if function is not None and value.id in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+            return []
+        body = function.body if function is not None else self.unit.tree.body
+        keywords: list[ast.keyword] = []
+        bound = False
+        for statement in _statements(body):
+            if getattr(statement, "lineno", 0) >= call.lineno:
+                break
+            if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    if _is_name(target, value.id):
+                        items = _dict_items(statement.value) if isinstance(statement, ast.Assign) else None
+                        if items is None:
+                            return []  # bound to something whose keys this file does not show
+                        keywords, bound = items, True
+                    elif (
+                        isinstance(target, ast.Subscript)
+                        and _is_name(target.value, value.id)
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
+                        keywords.append(ast.keyword(arg=target.slice.value, value=statement.value))
+                    elif any(_is_name(part, value.id) for part in ast.walk(target)):
+                        return []
+            elif (
+                isinstance(statement, ast.Expr)
+                and isinstance(call_ := statement.value, ast.Call)
+                and isinstance(call_.func, ast.Attribute)
+                and call_.func.attr == "update"
+                and _is_name(call_.func.value, value.id)
+            ):
+                items = _dict_items(call_.args[0]) if call_.args else []
+                if items is None:
+                    return []
+                keywords += items + [k for k in call_.keywords if k.arg is not None]
+        return keywords if bound else []
+
+    def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
+        for keyword, holder in self._keywords(node):
             if keyword.arg in arguments.fields:
                 self._choice(keyword.arg, keyword.value, arguments.name)
                 continue
-            if not keyword.arg:
-                continue
             if not arguments.closed and not _is_old_argument(keyword.arg):
                 continue  # a subclass from elsewhere may declare it
+            if id(keyword.value) in self.reported_keys:
+                continue  # the same dict given to a second call
+            self.reported_keys.add(id(keyword.value))
             value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
             kind, message, fix = _argument_finding(keyword.arg, value, arguments.fields)
             message = message.replace("TrainingArguments has", f"{arguments.name} has", 1)
+            if holder is not None:
+                message += f" (the key {keyword.arg!r} of `{holder}`, passed to {arguments.name} with **)"
+                fix = _key_fix(keyword.arg, fix, holder)
             self._add(keyword.value, kind, message, fix)
+
+    def _literals(self, node: ast.AST) -> list[tuple[str, ast.AST, bool]]:
+        """:meth:`_literal` for each value an expression can come to: both branches of ``a if c else b`` and
+        each operand of ``a or b``."""
+        if isinstance(node, ast.IfExp):
+            return self._literals(node.body) + self._literals(node.orelse)
+        if isinstance(node, ast.BoolOp):
+            return [found for value in node.values for found in self._literals(value)]
+        found = self._literal(node)
+        return [found] if found is not None else []
 
     def _literal(self, node: ast.AST) -> tuple[str, ast.AST, bool] | None:
         """The string an argument's value comes to, where it is written, and whether that is in this cell or file:
@@ -1213,17 +1287,20 @@ class _Checker(ast.NodeVisitor):
         """``name=value`` for an enum-valued field (``optim``, ``lr_scheduler_type``...): a value that a ladder release
         took and the installed release refuses."""
         choices = installed_choices().get(name)
-        found = self._literal(node) if choices else None
-        if found is None or found[0] in choices:
-            return
-        value, written, here = found
-        removal = ladder_value_removal(name, value)
-        if removal is None:
-            return  # no release took it: a typo, which the installed ValueError already names
-        where = written if here else node
-        if id(where) in self.reported_values:
-            return
-        self.reported_values.add(id(where))
+        for value, written, here in self._literals(node) if choices else []:
+            if value in choices:
+                continue
+            removal = ladder_value_removal(name, value)
+            if removal is None:
+                continue  # no release took it: a typo, which the installed ValueError already names
+            where = written if here else node
+            if id(where) not in self.reported_values:
+                self.reported_values.add(id(where))
+                self._removed_value(name, value, node, where, owner, removal, choices)
+
+    def _removed_value(
+        self, name: str, value: str, node: ast.AST, where: ast.AST, owner: str, removal: str, choices: frozenset[str]
+    ) -> None:
         replacement = OLD_VALUES.get((name, value))
         self._add(
             where,
@@ -1267,28 +1344,31 @@ class _Checker(ast.NodeVisitor):
         """Keywords the class does not take; ``config`` is a trl trainer's config class (``None`` otherwise)."""
         release = _library_release(root)
         library = root.__module__.split(".")[0]
-        for keyword in node.keywords:
-            if not keyword.arg or keyword.arg in accepted:
+        for keyword, holder in self._keywords(node):
+            if keyword.arg in accepted or id(keyword.value) in self.reported_keys:
                 continue
+            self.reported_keys.add(id(keyword.value))
             value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
             if keyword.arg == "tokenizer" and "processing_class" in accepted:
-                self._add(
-                    keyword.value,
+                kind, message, fix = (
                     "trainer-tokenizer",
                     f"`{name}(tokenizer=...)`: {root.__name__} ({release}) has no `tokenizer` argument"
                     f"{ladder_history('tokenizer_argument') if library == 'transformers' else ''}",
                     f"processing_class={value}",
                 )
             elif config is not None:
-                self._add(keyword.value, "trl-argument", *_trl_argument(name, root, config, keyword.arg, value))
+                kind, (message, fix) = "trl-argument", _trl_argument(name, root, config, keyword.arg, value)
             else:
                 close = difflib.get_close_matches(keyword.arg, sorted(accepted), n=1, cutoff=0.6)
-                self._add(
-                    keyword.value,
+                kind, message, fix = (
                     "trainer-argument",
                     f"`{name}(..., {keyword.arg}=...)`: {root.__name__} ({release}) takes no `{keyword.arg}`",
                     f"did you mean `{close[0]}`?" if close else "move it to TrainingArguments or delete it",
                 )
+            if holder is not None:
+                message += f" (the key {keyword.arg!r} of `{holder}`, passed to {name} with **)"
+                fix = _key_fix(keyword.arg, fix, holder)
+            self._add(keyword.value, kind, message, fix)
 
     def _trl_config_argument(self, node: ast.Call, name: str, root: type, config: type) -> None:
         """``DPOTrainer(args=TrainingArguments(...))``: a trl trainer whose ``args`` must be its own config class
@@ -1820,6 +1900,28 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                         _bind_object(module, scope, element, cls)
                 elif isinstance(index, int) and -len(classes) <= index < len(classes):
                     _bind_object(module, scope, target, classes[index])
+
+
+def _dict_items(node: ast.AST | None) -> list[ast.keyword] | None:
+    """The string keys of a dict expression as keywords (``{"k": v}``, ``dict(k=v)``), or ``None`` when ``node`` is
+    not one; keys that are not written as strings (``{**base}``, ``{name: v}``) are left out."""
+    if isinstance(node, ast.Dict):
+        return [
+            ast.keyword(arg=key.value, value=value)
+            for key, value in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.isidentifier()
+        ]
+    if isinstance(node, ast.Call) and _is_name(node.func, "dict"):
+        return [keyword for keyword in node.keywords if keyword.arg is not None]
+    return None
+
+
+def _key_fix(key: str, fix: str, holder: str) -> str:
+    """A keyword's fix (``eval_strategy="no"``) said for the key of a dict that is passed on with ``**``."""
+    new = re.match(r"(\w+)=", fix)
+    if new and new.group(1) != key:
+        return f"{fix}: write the key {new.group(1)!r} in `{holder}` in place of {key!r}"
+    return f"{fix} (the key {key!r} in `{holder}`)"
 
 
 def _trl_config(trainer: type) -> type | None:

@@ -557,6 +557,54 @@ TrainingArguments(output_dir="o", optim="adamw_typo")
     assert all("ValueError" in f.message and "gone" in f.message for f in findings)
 
 
+def test_keys_of_a_dict_passed_on_with_double_star() -> None:
+    """A dict the file fills and passes on with ``**`` (axolotl's ``training_arguments_kwargs``): each old key is
+    reported at its line, with a fix that names the key; a value inside ``a if c else b`` or ``a or b`` is read on
+    both sides. Keys the installed release takes, dicts given as parameters and dicts rebuilt from something
+    the file does not show are left alone."""
+    source = """
+from transformers import Trainer, TrainingArguments
+
+def build(cfg, extra):
+    kwargs = {"save_safetensors": True}
+    if cfg.eval_steps:
+        kwargs["evaluation_strategy"] = "steps"
+    else:
+        kwargs["eval_steps"] = 10
+    kwargs.update(no_cuda=cfg.cpu)
+    args = TrainingArguments(output_dir="o", **kwargs, **extra,
+                             optim=cfg.optimizer if cfg.optimizer else "adamw_hf")
+    TrainingArguments(output_dir="o", **kwargs)
+    TrainingArguments(output_dir="o", **dict(per_gpu_train_batch_size=8), **{"report_to": "none"})
+    trainer_kwargs = {}
+    trainer_kwargs["tokenizer"] = cfg.tokenizer
+    return Trainer(model=cfg.model, args=args, **trainer_kwargs)
+
+def rebuilt(cfg):
+    kwargs = {}
+    kwargs["evaluation_strategy"] = "steps"
+    kwargs = cfg.more_kwargs()
+    return TrainingArguments(output_dir="o", **kwargs)
+
+def lr_only(cfg):
+    kwargs = {"learning_rate": 1e-4, "eval_strategy": "steps"}
+    return TrainingArguments(output_dir="o", optim=cfg.optim or "adamw_torch", **kwargs)
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [
+        (5, "removed-argument"),
+        (7, "renamed-argument"),
+        (10, "renamed-argument"),
+        (12, "removed-value"),
+        (14, "removed-argument"),
+        (16, "trainer-tokenizer"),
+    ]
+    assert "eval_strategy" in findings[1].fix and "'eval_strategy' in `kwargs`" in findings[1].fix
+    assert "the key 'evaluation_strategy' of `kwargs`" in findings[1].message
+    assert findings[3].fix.startswith("optim='adamw_torch'")
+    assert "processing_class" in findings[5].fix and "trainer_kwargs" in findings[5].fix
+
+
 def test_a_trl_trainer_given_a_plain_training_arguments() -> None:
     """trl 1.16's DPOTrainer takes a DPOConfig (by keyword or in its third position); SFTTrainer also takes a plain
     TrainingArguments, and a DPOConfig is right. A subclass whose own ``__init__`` goes straight to
