@@ -41,12 +41,13 @@ import sys
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import cache
 from pathlib import Path
 
 from helpers.old_arguments import LATER_ARGUMENTS, OLD_VALUES, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
 from helpers.registry import ROOT, lessons
-from helpers.release_facts import argument_choices, describe
+from helpers.release_facts import CHOICE_FIELDS, argument_choices, call_shape, describe, self_call_sites
 
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
 MARKER = "migrate: expected"
@@ -297,12 +298,22 @@ def _went(name: str, present) -> str:
     return ""
 
 
-def ladder_call_change(name: str, fits) -> str:
+def _release_calls(version: str, name: str, replaced: frozenset[str]) -> list | None:
+    """How the ladder release ``version`` called ``self.name(...)``, leaving out the calls made by the ``replaced``
+    methods (a subclass's own versions of them never make those calls); ``None`` when the release's inventory does
+    not say which method makes which call."""
+    inventory = ladder()["results"][version]["inventory"]
+    if not replaced:
+        return inventory.get("trainer_calls", {}).get(name)
+    sites = inventory.get("trainer_call_sites")
+    return None if sites is None else _merged(sites.get(name, {}), replaced)
+
+
+def ladder_call_change(name: str, fits, replaced: frozenset[str] = frozenset()) -> str:
     """The first ladder release whose Trainer calls ``self.name(...)`` in a way ``fits`` rejects, after one that fit."""
-    data = ladder()
     fitted = None
-    for version in data["releases"]:
-        shapes = data["results"][version]["inventory"].get("trainer_calls", {}).get(name)
+    for version in ladder()["releases"]:
+        shapes = _release_calls(version, name, replaced)
         if not shapes:
             continue
         if all(fits(shape) for shape in shapes):
@@ -313,14 +324,10 @@ def ladder_call_change(name: str, fits) -> str:
     return ""
 
 
-def _ladder_ever_fitted(name: str, fits) -> bool:
+def _ladder_ever_fitted(name: str, fits, replaced: frozenset[str] = frozenset()) -> bool:
     """Whether some ladder release called ``self.name`` only in ways ``fits`` accepts, or the ladder never saw it
     called (then it cannot tell, and the override is judged on the installed calls alone)."""
-    recorded = [
-        shapes
-        for version in ladder()["releases"]
-        if (shapes := ladder()["results"][version]["inventory"].get("trainer_calls", {}).get(name))
-    ]
+    recorded = [shapes for version in ladder()["releases"] if (shapes := _release_calls(version, name, replaced))]
     return not recorded or any(all(fits(shape) for shape in shapes) for shapes in recorded)
 
 
@@ -370,6 +377,22 @@ def ladder_value_removal(field_name: str, value: str) -> str | None:
     if change := _bisected_removal(f"value_{field_name}_{value}"):  # the value's own probe, bisected
         return f" (gone since {change['first_new']}; {change['last_old']} still took it)"
     return _went(value, lambda inventory: value in _choices_in(inventory, field_name))
+
+
+def _enum_field(enum: str) -> str | None:
+    """The TrainingArguments field whose values an enum lists (``OptimizerNames``: ``optim``)."""
+    return next((name for name, enums in CHOICE_FIELDS.items() if enum in enums), None)
+
+
+def ladder_enum_value(enum: str, member: str) -> str | None:
+    """The value the newest ladder release that had ``enum.member`` gave it (``OptimizerNames.ADAMW_HF``:
+    ``"adamw_hf"``), or ``None`` if no release on the ladder had that member."""
+    data = ladder()
+    for version in reversed(data["releases"]):
+        members = data["results"][version]["inventory"].get("enum_members", {}).get(enum, {})
+        if member in members:
+            return members[member]
+    return None
 
 
 @cache
@@ -456,6 +479,45 @@ def _bind(function: ast.FunctionDef | ast.AsyncFunctionDef, shape: Sequence) -> 
     return _bind_described(_described_function(function), count, keywords)
 
 
+def _widened(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, calls: list, signature: inspect.Signature | None
+) -> str | None:
+    """The override's own parameters with what the Trainer's calls pass and it lacks added as ``=None``
+    (``(self, model, inputs, return_logits=False, num_items_in_batch=None)``), when that takes every call; ``None``
+    otherwise. Its own names stay, so the file's own calls of the method keep working."""
+    if signature is None or not calls:
+        return None
+    own = _described_function(function)
+    arguments = function.args
+    names = {p.strip("*^=") for p in own}
+    own_positional = [*arguments.posonlyargs, *arguments.args][1:]
+    installed = [
+        p.name
+        for p in list(signature.parameters.values())[1:]
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    needed = max(count for count, _ in calls)
+    extra = installed[len(own_positional) : needed] if not arguments.vararg else []
+    if extra and [a.arg for a in own_positional] != installed[: len(own_positional)]:
+        return None  # its parameters are not the installed ones in order: which goes where is not ours to say
+    extra += sorted({k for _, keywords in calls for k in keywords if k not in names and k not in extra})
+    if not extra or names & set(extra) or arguments.kwarg:
+        return None
+    keyword_only = bool(arguments.vararg or arguments.kwonlyargs)
+    described = [*own, *(f"^{name}=" if keyword_only else f"{name}=" for name in extra)]
+    if any(_bind_described(described, count, keywords) for count, keywords in calls):
+        return None
+    widened = ast.parse(f"def f({ast.unparse(arguments)}): pass").body[0].args
+    for name in extra:
+        if keyword_only:
+            widened.kwonlyargs.append(ast.arg(name))
+            widened.kw_defaults.append(ast.Constant(None))
+        else:
+            widened.args.append(ast.arg(name))
+            widened.defaults.append(ast.Constant(None))
+    return f"({ast.unparse(widened)})"
+
+
 def _call_text(name: str, shape: Sequence, signature: inspect.Signature | None) -> str:
     """``self.training_step(model, inputs, num_items_in_batch)`` for a call shape, named from the signature."""
     count, keywords = shape
@@ -464,35 +526,44 @@ def _call_text(name: str, shape: Sequence, signature: inspect.Signature | None) 
     return f"self.{name}({', '.join([*positional, *(f'{k}=...' for k in keywords)])})"
 
 
-def _trainer_calls_in(modules) -> dict[str, list]:
-    """How the Trainer's own code calls its methods: ``{name: [[positional count, [keywords]], ...]}``.
+def _trainer_calls_in(modules) -> dict[str, dict[str, list]]:
+    """How the Trainer's own code calls its methods, by calling method:
+    ``{name: {caller: [[positional count, [keywords]], ...]}}``.
 
-    The same reading as ``tools/ladder/probes.py`` makes of each release on the ladder, and one more: a method
-    handed on as a function (``sampler_fn=self._get_train_sampler``) is called the way the receiving method calls
-    that parameter (``sampler_fn(dataset)``)."""
-    shapes: dict[str, list] = {}
+    The same reading as ``tools/ladder/probes.py`` makes of each release on the ladder (``trainer_call_sites``), and
+    one more: a method handed on as a function (``sampler_fn=self._get_train_sampler``) is called the way the
+    receiving method calls that parameter (``sampler_fn(dataset)``)."""
+    sites: dict[str, dict[str, list]] = {}
     parameter_calls: dict[tuple[str, str], list] = {}
     handed: list[tuple[str, str, str]] = []
+
+    def add(name: str, caller: str, shapes: list) -> None:
+        known = sites.setdefault(name, {}).setdefault(caller, [])
+        known += [shape for shape in shapes if shape not in known]
+
     for module in sorted(modules, key=lambda item: item.__name__):
-        own_shapes, own_parameter_calls, own_handed = _module_calls(module.__name__)
-        for name, found in own_shapes.items():
-            known = shapes.setdefault(name, [])
-            known += [shape for shape in found if shape not in known]
+        own_sites, own_parameter_calls, own_handed = _module_calls(module.__name__)
+        for name, callers in own_sites.items():
+            for caller, shapes in callers.items():
+                add(name, caller, shapes)
         for key, found in own_parameter_calls.items():
             parameter_calls.setdefault(key, []).extend(found)
         handed += own_handed
     for receiver, parameter, method in handed:
-        known = shapes.setdefault(method, [])
-        known += [shape for shape in parameter_calls.get((receiver, parameter), []) if shape not in known]
-    return {name: sorted(found) for name, found in shapes.items() if found}
+        add(method, receiver, parameter_calls.get((receiver, parameter), []))
+    return {
+        name: {caller: sorted(shapes) for caller, shapes in callers.items() if shapes}
+        for name, callers in sites.items()
+        if any(callers.values())
+    }
 
 
 @cache
-def _module_calls(name: str) -> tuple[dict[str, list], dict[tuple[str, str], list], list[tuple[str, str, str]]]:
-    """For one library module: how it calls ``self.<method>(...)``, how each function calls its parameters
-    (``sampler_fn(dataset)``), and which ``self.<method>`` it hands on as a keyword argument to which method."""
+def _module_calls(name: str) -> tuple[dict[str, dict[str, list]], dict[tuple[str, str], list], list[tuple[str, ...]]]:
+    """For one library module: how each method calls ``self.<method>(...)`` (:func:`self_call_sites`), how each
+    function calls its parameters (``sampler_fn(dataset)``), and which ``self.<method>`` it hands on as a keyword
+    argument to which method."""
     tree = ast.parse(inspect.getsource(sys.modules[name]))
-    shapes: dict[str, list] = {}
     parameter_calls: dict[tuple[str, str], list] = {}
     handed: list[tuple[str, str, str]] = []
     for function in ast.walk(tree):
@@ -500,27 +571,17 @@ def _module_calls(name: str) -> tuple[dict[str, list], dict[tuple[str, str], lis
             continue
         parameters = {a.arg for a in [*function.args.args, *function.args.kwonlyargs]}
         for node in ast.walk(function):
-            if not isinstance(node, ast.Call) or _unpacks(node):
+            if not isinstance(node, ast.Call) or (shape := call_shape(node)) is None:
                 continue
-            shape = [len(node.args), sorted(k.arg for k in node.keywords)]
             if isinstance(node.func, ast.Name) and node.func.id in parameters:
                 parameter_calls.setdefault((function.name, node.func.id), []).append(shape)
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        if not _is_name(node.func.value, "self"):
-            continue
-        for keyword in node.keywords:
-            value = keyword.value
-            if keyword.arg and isinstance(value, ast.Attribute) and _is_name(value.value, "self"):
-                handed.append((node.func.attr, keyword.arg, value.attr))
-        if _unpacks(node):
-            continue
-        shape = [len(node.args), sorted(k.arg for k in node.keywords)]
-        known = shapes.setdefault(node.func.attr, [])
-        if shape not in known:
-            known.append(shape)
-    return shapes, parameter_calls, handed
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_name(node.func.value, "self"):
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg and isinstance(value, ast.Attribute) and _is_name(value.value, "self"):
+                    handed.append((node.func.attr, keyword.arg, value.attr))
+    return self_call_sites(tree), parameter_calls, handed
 
 
 def _unpacks(node: ast.Call) -> bool:
@@ -532,8 +593,9 @@ def _is_name(node: ast.AST, name: str) -> bool:
 
 
 @cache
-def _calls(cls: type) -> dict[str, list]:
-    """How ``cls`` (a Trainer, or a library's subclass of it) calls its own methods, read from its modules."""
+def _call_sites(cls: type) -> dict[str, dict[str, list]]:
+    """How ``cls`` (a Trainer, or a library's subclass of it) calls its own methods, by calling method, read from its
+    modules (see :func:`_trainer_calls_in`)."""
     modules = set()
     for klass in cls.__mro__:
         module = sys.modules.get(klass.__module__)
@@ -544,9 +606,24 @@ def _calls(cls: type) -> dict[str, list]:
         module = getattr(value, "__module__", None) or ""
         if callable(value) and module.split(".")[0] in LIBRARIES and module in sys.modules:
             modules.add(sys.modules[module])
-    calls = _trainer_calls_in(modules)
+    sites = _trainer_calls_in(modules)
     methods = _methods(cls)
-    return {name: calls[name] for name in calls if name in methods}
+    return {name: sites[name] for name in sites if name in methods}
+
+
+def _merged(callers: dict[str, list], replaced: frozenset[str] = frozenset()) -> list:
+    """The call shapes of every caller but the ``replaced`` ones, once each."""
+    shapes: list = []
+    for caller, found in callers.items():
+        if caller not in replaced:
+            shapes += [shape for shape in found if shape not in shapes]
+    return sorted(shapes)
+
+
+@cache
+def _calls(cls: type) -> dict[str, list]:
+    """How ``cls`` calls its own methods, all callers together: ``{name: [[positional count, [keywords]], ...]}``."""
+    return {name: _merged(callers) for name, callers in _call_sites(cls).items()}
 
 
 def installed_calls() -> dict[str, list]:
@@ -977,6 +1054,7 @@ class _Checker(ast.NodeVisitor):
         self.reported_tokenizer: set[int] = set()
         self.reported_values: set[int] = set()
         self.reported_keys: set[int] = set()
+        self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
         self.patched = module.patched()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
@@ -1002,7 +1080,12 @@ class _Checker(ast.NodeVisitor):
         for statement in node.body:
             self.visit(statement)
         self.try_stack.pop()
-        for part in (*node.handlers, *node.orelse, *node.finalbody):
+        fallback = bool(handled & {"ImportError", "ModuleNotFoundError", "Exception"}) and _imports_work(node.body)
+        self.fallbacks += fallback
+        for handler in node.handlers:
+            self.visit(handler)
+        self.fallbacks -= fallback
+        for part in (*node.orelse, *node.finalbody):
             self.visit(part)
 
     visit_TryStar = visit_Try
@@ -1022,7 +1105,7 @@ class _Checker(ast.NodeVisitor):
     # -- imports ----------------------------------------------------------------------------------------------------
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
-        if node.level == 0 and module.split(".")[0] in LIBRARIES:
+        if node.level == 0 and module.split(".")[0] in LIBRARIES and not self.fallbacks:
             problem = _import_problem(module, tuple(alias.name for alias in node.names if alias.name != "*"))
             if problem:
                 self._add(node, "removed-import", problem[0], problem[1], catches="ImportError")
@@ -1030,7 +1113,7 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
-            if alias.name.split(".")[0] in LIBRARIES and "." in alias.name:
+            if alias.name.split(".")[0] in LIBRARIES and "." in alias.name and not self.fallbacks:
                 problem = _import_problem(alias.name, ())
                 if problem:
                     self._add(node, "removed-import", problem[0], problem[1], catches="ImportError")
@@ -1081,6 +1164,8 @@ class _Checker(ast.NodeVisitor):
         arguments = self._arguments_of(node.value)
         if arguments is not None:
             self._argument_attribute(node, arguments)
+        elif isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name | ast.Attribute):
+            self._enum_member(node)
         context = self._trainer_context()
         if context is not None:
             if _is_name(node.value, "self") and node.attr == "tokenizer" and isinstance(node.ctx, ast.Load):
@@ -1115,6 +1200,30 @@ class _Checker(ast.NodeVisitor):
             f"{ladder_removal(name)}: "
             + ("reading it raises AttributeError" if reading else "setting it changes nothing the Trainer reads"),
             fix,
+            catches="AttributeError",
+        )
+
+    def _enum_member(self, node: ast.Attribute) -> None:
+        """``OptimizerNames.ADAMW_HF``: a member of an option's enum that a ladder release had and the installed
+        release has not (reading it raises AttributeError). A name no release had is a typo: not a finding."""
+        enum = _resolve(self.module, node.value)
+        if not isinstance(enum, type) or not issubclass(enum, Enum) or hasattr(enum, node.attr):
+            return
+        field_name = _enum_field(enum.__name__)
+        value = ladder_enum_value(enum.__name__, node.attr) if field_name else None
+        removal = ladder_value_removal(field_name, value) if field_name and value else None
+        if removal is None:
+            return
+        replacement = OLD_VALUES.get((field_name, value))
+        member = next((m.name for m in enum if replacement and m.value == replacement[0]), None)
+        self._add(
+            node,
+            "removed-value",
+            f"`{ast.unparse(node)}`: {enum.__name__} has no `{node.attr}` on {installed_version()}, so reading it "
+            f"raises AttributeError; it stood for {field_name}={value!r}{removal}",
+            f"{ast.unparse(node.value)}.{member} ({replacement[1]})"
+            if member and replacement
+            else f"one of {', '.join(sorted(m.name for m in enum))}",
             catches="AttributeError",
         )
 
@@ -1575,10 +1684,11 @@ class _Checker(ast.NodeVisitor):
             self._missing_method(owner, function, root, chain)
             return
         signature = methods[name]
-        calls = _calls(root).get(name, [])
+        replaced = _replaced(chain) - {name}  # callers the file's classes replace: their calls never happen
+        calls = _merged(_call_sites(root).get(name, {}), replaced)
         failures = [(shape, why) for shape in calls if (why := _bind(function, shape))]
         fits = lambda shape: _bind(function, shape) is None  # noqa: E731
-        if failures and not _ladder_ever_fitted(name, fits):
+        if failures and not _ladder_ever_fitted(name, fits, replaced):
             return  # no release on the ladder called it in a way this override takes: not something 5.x changed
         if failures:
             shape, why = failures[0]
@@ -1588,11 +1698,13 @@ class _Checker(ast.NodeVisitor):
             if not moved:
                 return
             problem = f"{moved}: the Trainer passes its arguments by position, so they land in the wrong parameters"
-        change = ladder_call_change(name, fits) if failures else ""
+        change = ladder_call_change(name, fits, replaced) if failures else ""
         kind = {"compute_loss": "compute-loss-signature", "training_step": "training-step-signature"}.get(
             name, "method-signature"
         )
         wanted = _plain(signature) if signature is not None else "(...)"
+        if failures and (widened := _widened(function, calls, signature)):
+            wanted = widened  # its own parameters kept: the file's own calls of it go on working
         self._add(
             function,
             kind,
@@ -1653,6 +1765,28 @@ class _Checker(ast.NodeVisitor):
                 f"the Trainer calls `{close[0]}`",
                 f"rename it `{close[0]}` if it was meant to replace that method",
             )
+
+
+def _replaced(chain: _Chain | None) -> frozenset[str]:
+    """The methods that the file's own classes in ``chain`` define without handing on to the class above
+    (``super().name(...)`` or ``Trainer.name(self, ...)``): the library's versions of them never run."""
+    names: set[str] = set()
+    for local in chain.locals if chain is not None else []:
+        for item in local.node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not any(
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == item.name
+                and (_is_super(node.func.value) or _is_other_class(node.func.value))
+                for node in ast.walk(item)
+            ):
+                names.add(item.name)
+    return frozenset(names)
+
+
+def _is_other_class(node: ast.AST) -> bool:
+    """``Trainer`` in ``Trainer.training_step(self, ...)``: a name, not ``self``."""
+    return isinstance(node, ast.Name) and node.id != "self"
 
 
 def _is_super(node: ast.AST | None) -> bool:
@@ -1977,6 +2111,20 @@ def _trl_argument(name: str, root: type, config: type, keyword: str, value: str)
         f"`{name}(..., {keyword}=...)`: neither {root.__name__} nor {config.__name__} ({release}) has `{keyword}`",
         f"delete it (see the {config.__name__} fields of the installed trl for what replaced it)",
     )
+
+
+def _imports_work(body: list[ast.stmt]) -> bool:
+    """Whether a ``try:`` body imports from transformers or trl, all of it there on the installed releases: then its
+    ``except ImportError:`` branch (an import for older releases, ``from transformers.deepspeed import ...``) never
+    runs."""
+    wanted: list[tuple[str, tuple[str, ...]]] = []
+    for statement in _statements(body):
+        if isinstance(statement, ast.ImportFrom) and not statement.level:
+            wanted.append((statement.module or "", tuple(a.name for a in statement.names if a.name != "*")))
+        elif isinstance(statement, ast.Import):
+            wanted += [(alias.name, ()) for alias in statement.names]
+    wanted = [(module, names) for module, names in wanted if module.split(".")[0] in LIBRARIES]
+    return bool(wanted) and all(_import_problem(module, names) is None for module, names in wanted)
 
 
 @cache

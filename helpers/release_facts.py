@@ -9,6 +9,7 @@ words, so the rules live here, once. This module imports only the standard libra
 
 from __future__ import annotations
 
+import ast
 import inspect
 from types import ModuleType
 
@@ -37,6 +38,18 @@ def argument_choices(training_args: ModuleType, fields: set[str]) -> dict[str, l
     return choices
 
 
+def enum_members(training_args: ModuleType) -> dict[str, dict[str, str]]:
+    """The members of the enums of :data:`CHOICE_FIELDS` that the release's ``transformers.training_args`` module
+    has, by name: ``{"OptimizerNames": {"ADAMW_HF": "adamw_hf", ...}, ...}`` (a name is not always its value in
+    capitals: ``ADAMW_BNB`` is ``"adamw_bnb_8bit"``)."""
+    names = sorted({enum for enums in CHOICE_FIELDS.values() for enum in enums})
+    return {
+        name: {member.name: str(member.value) for member in getattr(training_args, name)}
+        for name in names
+        if hasattr(training_args, name)
+    }
+
+
 def describe(parameter: inspect.Parameter) -> str:
     """A parameter in one short word: ``name``, ``name=`` (has a default), ``^name`` (keyword-only), ``*name`` or
     ``**name``."""
@@ -46,3 +59,38 @@ def describe(parameter: inspect.Parameter) -> str:
         return f"**{parameter.name}"
     prefix = "^" if parameter.kind is inspect.Parameter.KEYWORD_ONLY else ""
     return prefix + parameter.name + ("=" if parameter.default is not inspect.Parameter.empty else "")
+
+
+def call_shape(node: ast.Call) -> list | None:
+    """A call in two words, ``[positional count, sorted keywords]`` (``self.training_step(model, inputs,
+    num_items_in_batch)`` is ``[3, []]``); ``None`` for a call that unpacks ``*args`` or ``**kwargs``."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    return [len(node.args), sorted(k.arg for k in node.keywords)]
+
+
+def self_call_sites(tree: ast.AST) -> dict[str, dict[str, list]]:
+    """How the functions of a module call ``self.<method>(...)``: ``{method: {caller: [shape, ...]}}``, the caller
+    being the function the call is written in (``compute_loss`` is called from ``training_step`` and from
+    ``prediction_step``; a call in a function nested in a method counts as the method's). A subclass that replaces
+    a caller without calling ``super()`` takes those calls away."""
+    sites: dict[str, dict[str, list]] = {}
+
+    def visit(node: ast.AST, caller: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            method = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(node, ast.ClassDef)
+            inner = child.name if method or (isinstance(child, ast.FunctionDef) and not caller) else caller
+            if (
+                isinstance(child, ast.Call)
+                and isinstance(child.func, ast.Attribute)
+                and isinstance(child.func.value, ast.Name)
+                and child.func.value.id == "self"
+                and (shape := call_shape(child)) is not None
+            ):
+                known = sites.setdefault(child.func.attr, {}).setdefault(caller, [])
+                if shape not in known:
+                    known.append(shape)
+            visit(child, inner)
+
+    visit(tree, "")
+    return {name: {caller: sorted(shapes) for caller, shapes in callers.items()} for name, callers in sites.items()}

@@ -605,6 +605,79 @@ def lr_only(cfg):
     assert "processing_class" in findings[5].fix and "trainer_kwargs" in findings[5].fix
 
 
+def test_an_override_is_judged_by_the_calls_that_still_happen() -> None:
+    """A class that replaces ``prediction_step`` (no ``super()``) takes that method's ``compute_loss`` call away:
+    its ``compute_loss(self, model, inputs, return_logits=False)`` is judged by ``training_step``'s call alone, and
+    the fix keeps its own parameter. With both callers replaced, the Trainer never calls it: no finding."""
+    source = """
+from transformers import Trainer
+
+class RM(Trainer):
+    def compute_loss(self, model, inputs, return_logits=False):
+        return model(**inputs).loss
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+        loss, logits = self.compute_loss(model, inputs, return_logits=True)
+        return loss, logits, None
+
+class Own(Trainer):
+    def compute_loss(self, model, inputs):
+        return model(**inputs).loss
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        return self.compute_loss(model, inputs)
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):
+        return self.compute_loss(model, inputs), None, None
+
+class Handing(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        return model(**inputs).loss
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        return super().training_step(model, inputs, num_items_in_batch)
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [(5, "compute-loss-signature"), (23, "compute-loss-signature")]
+    assert "def compute_loss(self, model, inputs, return_logits=False, num_items_in_batch=None)" in findings[0].fix
+    assert "num_items_in_batch" in findings[1].message  # training_step hands on to super(): its call happens
+
+
+def test_enum_members_that_a_4x_release_had() -> None:
+    """``OptimizerNames.ADAMW_HF`` raises AttributeError on 5.x: the same removal as ``optim="adamw_hf"``, with the
+    member to use instead. Members the installed enum has, and names no release had, are not findings."""
+    source = """
+from transformers.training_args import OptimizerNames
+from transformers import training_args
+
+optimizer = OptimizerNames.ADAMW_BNB if quantization else OptimizerNames.ADAMW_HF
+other = training_args.OptimizerNames.ADAMW_HF
+fine = OptimizerNames.ADAMW_TORCH, OptimizerNames.ADAMW_TYPO
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [(5, "removed-value"), (6, "removed-value")]
+    assert findings[0].fix.startswith("OptimizerNames.ADAMW_TORCH")
+    assert "AttributeError" in findings[0].message and "4.50.0" in findings[0].message
+
+
+def test_an_import_for_older_releases_in_an_import_error_branch() -> None:
+    """``except ImportError: from transformers.deepspeed import ...`` after an import the installed release has
+    never runs: not a finding. When the ``try`` import fails too, the fallback is what runs, and it fails."""
+    source = """
+try:
+    from transformers.integrations import is_deepspeed_zero3_enabled
+except ImportError:
+    from transformers.deepspeed import is_deepspeed_zero3_enabled
+
+try:
+    from transformers import is_torch_tpu_available
+except ImportError:
+    from transformers.deepspeed import is_deepspeed_zero3_enabled
+"""
+    findings = check_source(source)
+    assert [(f.line, f.kind) for f in findings] == [(10, "removed-import")]
+
+
 def test_a_trl_trainer_given_a_plain_training_arguments() -> None:
     """trl 1.16's DPOTrainer takes a DPOConfig (by keyword or in its third position); SFTTrainer also takes a plain
     TrainingArguments, and a DPOConfig is right. A subclass whose own ``__init__`` goes straight to

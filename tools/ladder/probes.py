@@ -102,6 +102,13 @@ def argument_choices() -> dict[str, list[str]]:
     return RELEASE_FACTS.argument_choices(module, field_names())
 
 
+def enum_members() -> dict[str, dict[str, str]]:
+    """The members of the enum-valued fields' enums, by name: ``{"OptimizerNames": {"ADAMW_HF": "adamw_hf"}}``."""
+    import transformers.training_args as module
+
+    return RELEASE_FACTS.enum_members(module)
+
+
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"] + [f"w{i}" for i in range(60)]
 _TEMP = tempfile.TemporaryDirectory(prefix="ladder-")
 
@@ -1404,9 +1411,11 @@ def inventory() -> dict:
     return {
         "training_arguments": sorted(field_names()),
         "argument_choices": argument_choices(),
+        "enum_members": enum_members(),
         "trainer_init": [RELEASE_FACTS.describe(p) for p in init_parameters][1:],
         "trainer_methods": methods,
         "trainer_calls": trainer_calls(),
+        "trainer_call_sites": trainer_call_sites(),
         "callback_events": event_names(),
     }
 
@@ -1440,6 +1449,32 @@ def trainer_calls() -> dict[str, list]:
             if shape not in known:
                 known.append(shape)
     return {name: sorted(shapes[name]) for name in sorted(shapes) if callable(getattr(Trainer, name, None))}
+
+
+def trainer_call_sites() -> dict[str, dict[str, list]]:
+    """:func:`trainer_calls` by caller: ``{name: {calling method: [[positional count, [keywords]], ...]}}``, read
+    by ``helpers/release_facts.py`` (the same reading as the checker makes of the installed release)."""
+    import ast
+
+    from transformers import Trainer
+
+    modules = set()
+    for name in dir(Trainer):
+        value = getattr(Trainer, name, None)
+        module = getattr(value, "__module__", None) or ""
+        if callable(value) and module.startswith("transformers"):
+            modules.add(sys.modules[module])
+    sites: dict[str, dict[str, list]] = {}
+    for module in sorted(modules, key=lambda item: item.__name__):
+        for name, callers in RELEASE_FACTS.self_call_sites(ast.parse(inspect.getsource(module))).items():
+            for caller, shapes in callers.items():
+                known = sites.setdefault(name, {}).setdefault(caller, [])
+                known += [shape for shape in shapes if shape not in known]
+    return {
+        name: {caller: sorted(shapes) for caller, shapes in sorted(sites[name].items())}
+        for name in sorted(sites)
+        if callable(getattr(Trainer, name, None))
+    }
 
 
 def run_all(selected: list[str] | None = None) -> dict:
