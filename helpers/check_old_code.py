@@ -47,7 +47,14 @@ from pathlib import Path
 
 from helpers.old_arguments import LATER_ARGUMENTS, OLD_VALUES, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
 from helpers.registry import ROOT, lessons
-from helpers.release_facts import CHOICE_FIELDS, argument_choices, call_shape, describe, self_call_sites
+from helpers.release_facts import (
+    CHOICE_FIELDS,
+    argument_choices,
+    call_shape,
+    describe,
+    self_attributes,
+    self_call_sites,
+)
 
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
 MARKER = "migrate: expected"
@@ -298,22 +305,37 @@ def _went(name: str, present) -> str:
     return ""
 
 
-def _release_calls(version: str, name: str, replaced: frozenset[str]) -> list | None:
+def _release_calls(version: str, name: str, replaced: frozenset[str], caller: str | None = None) -> list | None:
     """How the ladder release ``version`` called ``self.name(...)``, leaving out the calls made by the ``replaced``
-    methods (a subclass's own versions of them never make those calls); ``None`` when the release's inventory does
-    not say which method makes which call."""
+    methods (a subclass's own versions of them never make those calls), or only the calls ``caller`` makes; ``None``
+    when the release's inventory does not say which method makes which call."""
     inventory = ladder()["results"][version]["inventory"]
-    if not replaced:
+    if not replaced and caller is None:
         return inventory.get("trainer_calls", {}).get(name)
     sites = inventory.get("trainer_call_sites")
-    return None if sites is None else _merged(sites.get(name, {}), replaced)
+    if sites is None:
+        return None
+    return sites.get(name, {}).get(caller) if caller is not None else _merged(sites.get(name, {}), replaced)
 
 
-def ladder_call_change(name: str, fits, replaced: frozenset[str] = frozenset()) -> str:
-    """The first ladder release whose Trainer calls ``self.name(...)`` in a way ``fits`` rejects, after one that fit."""
+def _ladder_changed_caller(name: str, fits, callers: Iterable[str]) -> str | None:
+    """One of ``callers`` (methods whose installed calls of ``self.name`` the override cannot take) whose calls some
+    ladder release made only in ways the override takes: the change 5.x made, even where another caller's call
+    never fitted (a ``compute_loss`` without ``return_outputs`` trained on 4.x; only its evaluation failed)."""
+    for caller in callers:
+        for version in ladder()["releases"]:
+            shapes = _release_calls(version, name, frozenset(), caller)
+            if shapes and all(fits(shape) for shape in shapes):
+                return caller
+    return None
+
+
+def ladder_call_change(name: str, fits, replaced: frozenset[str] = frozenset(), caller: str | None = None) -> str:
+    """The first ladder release whose Trainer calls ``self.name(...)`` in a way ``fits`` rejects, after one that fit
+    (only the calls ``caller`` makes, when it is given)."""
     fitted = None
     for version in ladder()["releases"]:
-        shapes = _release_calls(version, name, replaced)
+        shapes = _release_calls(version, name, replaced, caller)
         if not shapes:
             continue
         if all(fits(shape) for shape in shapes):
@@ -500,7 +522,9 @@ def _widened(
     extra = installed[len(own_positional) : needed] if not arguments.vararg else []
     if extra and [a.arg for a in own_positional] != installed[: len(own_positional)]:
         return None  # its parameters are not the installed ones in order: which goes where is not ours to say
-    extra += sorted({k for _, keywords in calls for k in keywords if k not in names and k not in extra})
+    order = list(signature.parameters)
+    keywords = {k for _, keywords in calls for k in keywords if k not in names and k not in extra}
+    extra += sorted(keywords, key=lambda k: (order.index(k) if k in order else len(order), k))
     if not extra or names & set(extra) or arguments.kwarg:
         return None
     keyword_only = bool(arguments.vararg or arguments.kwonlyargs)
@@ -509,12 +533,15 @@ def _widened(
         return None
     widened = ast.parse(f"def f({ast.unparse(arguments)}): pass").body[0].args
     for name in extra:
+        parameter = signature.parameters.get(name)
+        default = parameter.default if parameter is not None else None
+        value = ast.Constant(default if isinstance(default, bool | int | float | str | None) else None)
         if keyword_only:
             widened.kwonlyargs.append(ast.arg(name))
-            widened.kw_defaults.append(ast.Constant(None))
+            widened.kw_defaults.append(value)
         else:
             widened.args.append(ast.arg(name))
-            widened.defaults.append(ast.Constant(None))
+            widened.defaults.append(value)
     return f"({ast.unparse(widened)})"
 
 
@@ -535,7 +562,7 @@ def _trainer_calls_in(modules) -> dict[str, dict[str, list]]:
     receiving method calls that parameter (``sampler_fn(dataset)``)."""
     sites: dict[str, dict[str, list]] = {}
     parameter_calls: dict[tuple[str, str], list] = {}
-    handed: list[tuple[str, str, str]] = []
+    handed: list[tuple[str, ...]] = []
 
     def add(name: str, caller: str, shapes: list) -> None:
         known = sites.setdefault(name, {}).setdefault(caller, [])
@@ -549,8 +576,8 @@ def _trainer_calls_in(modules) -> dict[str, dict[str, list]]:
         for key, found in own_parameter_calls.items():
             parameter_calls.setdefault(key, []).extend(found)
         handed += own_handed
-    for receiver, parameter, method in handed:
-        add(method, receiver, parameter_calls.get((receiver, parameter), []))
+    for caller, receiver, parameter, method in handed:  # made when `caller` runs: a subclass may replace it
+        add(method, caller, parameter_calls.get((receiver, parameter), []))
     return {
         name: {caller: sorted(shapes) for caller, shapes in callers.items() if shapes}
         for name, callers in sites.items()
@@ -561,11 +588,11 @@ def _trainer_calls_in(modules) -> dict[str, dict[str, list]]:
 @cache
 def _module_calls(name: str) -> tuple[dict[str, dict[str, list]], dict[tuple[str, str], list], list[tuple[str, ...]]]:
     """For one library module: how each method calls ``self.<method>(...)`` (:func:`self_call_sites`), how each
-    function calls its parameters (``sampler_fn(dataset)``), and which ``self.<method>`` it hands on as a keyword
-    argument to which method."""
+    function calls its parameters (``sampler_fn(dataset)``), and which ``self.<method>`` each method hands on as a
+    keyword argument: ``(handing method, receiving method, keyword, method handed on)``."""
     tree = ast.parse(inspect.getsource(sys.modules[name]))
     parameter_calls: dict[tuple[str, str], list] = {}
-    handed: list[tuple[str, str, str]] = []
+    handed: list[tuple[str, ...]] = []
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef):
             continue
@@ -575,12 +602,17 @@ def _module_calls(name: str) -> tuple[dict[str, dict[str, list]], dict[tuple[str
                 continue
             if isinstance(node.func, ast.Name) and node.func.id in parameters:
                 parameter_calls.setdefault((function.name, node.func.id), []).append(shape)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_name(node.func.value, "self"):
-            for keyword in node.keywords:
-                value = keyword.value
-                if keyword.arg and isinstance(value, ast.Attribute) and _is_name(value.value, "self"):
-                    handed.append((node.func.attr, keyword.arg, value.attr))
+    methods = [item for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body]
+    for method in [*tree.body, *methods]:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        for node in ast.walk(method):
+            on_self = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if on_self and _is_name(node.func.value, "self"):
+                for keyword in node.keywords:
+                    value = keyword.value
+                    if keyword.arg and isinstance(value, ast.Attribute) and _is_name(value.value, "self"):
+                        handed.append((method.name, node.func.attr, keyword.arg, value.attr))
     return self_call_sites(tree), parameter_calls, handed
 
 
@@ -593,9 +625,8 @@ def _is_name(node: ast.AST, name: str) -> bool:
 
 
 @cache
-def _call_sites(cls: type) -> dict[str, dict[str, list]]:
-    """How ``cls`` (a Trainer, or a library's subclass of it) calls its own methods, by calling method, read from its
-    modules (see :func:`_trainer_calls_in`)."""
+def _library_modules(cls: type) -> tuple:
+    """The library modules that define ``cls`` (a Trainer, or a library's subclass of it) and its methods."""
     modules = set()
     for klass in cls.__mro__:
         module = sys.modules.get(klass.__module__)
@@ -606,7 +637,31 @@ def _call_sites(cls: type) -> dict[str, dict[str, list]]:
         module = getattr(value, "__module__", None) or ""
         if callable(value) and module.split(".")[0] in LIBRARIES and module in sys.modules:
             modules.add(sys.modules[module])
-    sites = _trainer_calls_in(modules)
+    return tuple(sorted(modules, key=lambda item: item.__name__))
+
+
+@cache
+def _instance_attributes(cls: type) -> frozenset[str]:
+    """What an instance of ``cls`` has: the class's names and the attributes its modules set on ``self``."""
+    names = set(dir(cls))
+    for module in _library_modules(cls):
+        names |= set(self_attributes(ast.parse(inspect.getsource(module))))
+    return frozenset(names)
+
+
+def ladder_attribute_removal(name: str) -> str | None:
+    """When the ladder saw the Trainer stop setting ``self.name`` (``self.fsdp``), or ``None`` if no release set it."""
+    present = lambda inventory: name in inventory.get("trainer_attributes", ())  # noqa: E731
+    if not any(present(ladder()["results"][version]["inventory"]) for version in ladder()["releases"]):
+        return None
+    return _went(name, present)
+
+
+@cache
+def _call_sites(cls: type) -> dict[str, dict[str, list]]:
+    """How ``cls`` (a Trainer, or a library's subclass of it) calls its own methods, by calling method, read from its
+    modules (see :func:`_trainer_calls_in`)."""
+    sites = _trainer_calls_in(_library_modules(cls))
     methods = _methods(cls)
     return {name: sites[name] for name in sites if name in methods}
 
@@ -737,6 +792,7 @@ class _Module:
     classes: dict[str, ast.ClassDef] = field(default_factory=dict)
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
     imports: dict[str, tuple[str, str | None, int]] = field(default_factory=dict)  # local: (module, name, level)
+    stars: list[tuple[str, int]] = field(default_factory=list)  # from module import *: (module, level)
     attributes_used: set[str] = field(default_factory=set)
     _cached: dict = field(default_factory=dict)
 
@@ -760,7 +816,10 @@ class _Module:
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom):
                     for alias in node.names:
-                        self.imports[alias.asname or alias.name] = (node.module or "", alias.name, node.level)
+                        if alias.name == "*":
+                            self.stars.append((node.module or "", node.level))
+                        else:
+                            self.imports[alias.asname or alias.name] = (node.module or "", alias.name, node.level)
                 elif isinstance(node, ast.Import):
                     for alias in node.names:
                         local = alias.asname or alias.name.split(".")[0]
@@ -826,12 +885,23 @@ class _Local:
     node: ast.ClassDef
 
 
-def _resolve(module: _Module, node: ast.AST, depth: int = 0):
-    """What a class expression refers to: a library object, a :class:`_Local` class, or ``None`` (unknown)."""
+def _star_exports(dotted: str) -> frozenset[str]:
+    """The names ``from <dotted> import *`` binds in the installed library (its ``__all__``, or its public names)."""
+    value = _library_object(dotted)
+    if value is None:
+        return frozenset()
+    names = getattr(value, "__all__", None)
+    return frozenset(names if names is not None else (n for n in vars(value) if not n.startswith("_")))
+
+
+def _resolve(module: _Module, node: ast.AST, depth: int = 0, shadowed: str | None = None):
+    """What a class expression refers to: a library object, a :class:`_Local` class, or ``None`` (unknown).
+    ``shadowed`` is the name of a class whose bases are being read: ``class TrainingArguments(TrainingArguments)``
+    names the imported class in its bases, not itself."""
     if depth > 6:
         return None
     if isinstance(node, ast.Subscript):
-        return _resolve(module, node.value, depth)
+        return _resolve(module, node.value, depth, shadowed)
     dotted = []
     while isinstance(node, ast.Attribute):
         dotted.insert(0, node.attr)
@@ -839,9 +909,12 @@ def _resolve(module: _Module, node: ast.AST, depth: int = 0):
     if not isinstance(node, ast.Name):
         return None
     name = node.id
-    if not dotted and name in module.classes:
+    if not dotted and name in module.classes and name != shadowed:
         return _Local(module, module.classes[name])
     if name not in module.imports:
+        for source, level in module.stars:  # from transformers.trainer import *
+            if level == 0 and source.split(".")[0] in LIBRARIES and name in _star_exports(source):
+                return _library_object(".".join([source, name, *dotted]))
         return None
     source, imported, level = module.imports[name]
     if level == 0 and source.split(".")[0] in LIBRARIES:
@@ -878,17 +951,17 @@ class _Chain:
 
 def _chain(module: _Module, node: ast.AST) -> _Chain:
     chain = _Chain([], None, [])
-    pending = [(module, node)]
+    pending: list[tuple[_Module, ast.AST, str | None]] = [(module, node, None)]
     seen = set()
     while pending:
-        where, expression = pending.pop(0)
-        target = _resolve(where, expression)
+        where, expression, shadowed = pending.pop(0)
+        target = _resolve(where, expression, shadowed=shadowed)
         if isinstance(target, _Local):
             if id(target.node) in seen:
                 continue
             seen.add(id(target.node))
             chain.locals.append(target)
-            pending += [(target.module, base) for base in target.node.bases]
+            pending += [(target.module, base, target.node.name) for base in target.node.bases]
         elif isinstance(target, type):
             if chain.root is None:
                 chain.root = target
@@ -1040,6 +1113,7 @@ class _Scope:
     holders: dict[str, dict[str, _Arguments]] = field(default_factory=dict)
     instances: dict[str, _Local] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)
+    aliases: dict[str, list[ast.AST]] = field(default_factory=dict)  # Cls = PeftTrainer if lora else Trainer
 
 
 class _Checker(ast.NodeVisitor):
@@ -1105,11 +1179,38 @@ class _Checker(ast.NodeVisitor):
     # -- imports ----------------------------------------------------------------------------------------------------
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
+        if node.level == 0 and any(alias.name == "*" for alias in node.names) and not self.fallbacks:
+            self._star_import(node, module)
         if node.level == 0 and module.split(".")[0] in LIBRARIES and not self.fallbacks:
             problem = _import_problem(module, tuple(alias.name for alias in node.names if alias.name != "*"))
             if problem:
                 self._add(node, "removed-import", problem[0], problem[1], catches="ImportError")
         self.generic_visit(node)
+
+    def _star_import(self, node: ast.ImportFrom, module: str) -> None:
+        """``from transformers.trainer import *`` in a file that uses names the installed module no longer gives
+        (``is_torch_tpu_available``, ``ShardedDDPOption``, and the ``typing`` names 4.x's trainer.py imported):
+        names the file never binds itself, so each use raises NameError. Judged only when every star import of the
+        file is from transformers or trl."""
+        if module.split(".")[0] not in LIBRARIES or any(
+            source.split(".")[0] not in LIBRARIES or level for source, level in self.module.stars
+        ):
+            return
+        exports = set().union(*(_star_exports(source) for source, _ in self.module.stars))
+        if not exports:
+            return
+        missing = sorted(_unbound_names(self.module) - exports)
+        if missing:
+            shown = ", ".join(f"`{name}`" for name in missing[:8]) + (", ..." if len(missing) > 8 else "")
+            self._add(
+                node,
+                "removed-import",
+                f"`from {module} import *` no longer gives {shown}, which this file uses and never defines, on "
+                f"{installed_version()}: each use raises NameError",
+                f"import each name from where it is now (the typing names from typing), or write the code another "
+                f"way; names the installed {module} lacks: {', '.join(missing)}",
+                catches="NameError",
+            )
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -1250,16 +1351,35 @@ class _Checker(ast.NodeVisitor):
         name = node.attr
         if chain.root is None or name.startswith("__") or hasattr(chain.root, name):
             return
-        if any(_defines(local.node, name) for local in chain.locals):
+        if any(_defines(local.node, name) or _assigns_self(local.node, name) for local in chain.locals):
             return
         removed = ladder_method_removal(name)
         if not removed or "never saw" in removed:
+            self._removed_trainer_attribute(node, owner, chain)
             return
         self._add(
             node,
             "removed-method",
             f"`{owner}` uses `{ast.unparse(node)}`, which {_library_release(chain.root)} no longer has{removed}",
             "find the method that replaced it in the installed trainer.py (prediction_loop: evaluation_loop)",
+            catches="AttributeError",
+        )
+
+    def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
+        neither sets nor has."""
+        name = node.attr
+        if chain.unknown or not _is_name(node.value, "self") or name in _instance_attributes(chain.root):
+            return
+        removed = ladder_attribute_removal(name)
+        if not removed or "never saw" in removed:
+            return
+        self._add(
+            node,
+            "removed-attribute",
+            f"`self.{name}` in `{owner}`: {_library_release(chain.root)} does not set `{name}` on the Trainer"
+            f"{removed}: reading it raises AttributeError",
+            "read what replaced it in the installed trainer.py (self.fsdp: self.is_fsdp_enabled), or set it yourself",
             catches="AttributeError",
         )
 
@@ -1273,9 +1393,10 @@ class _Checker(ast.NodeVisitor):
             if arguments is not None:
                 self._arguments_call(node, arguments)
             else:
-                chain = _chain(self.module, callee)
-                if chain.subclass_of(_classes()[0]) and not chain.unknown:
-                    self._trainer_call(node, ast.unparse(callee), chain)
+                for target in self._aliased(callee):
+                    chain = _chain(self.module, target)
+                    if chain.subclass_of(_classes()[0]) and not chain.unknown:
+                        self._trainer_call(node, ast.unparse(callee), chain)
         self._callback_tokenizer(node)
         self.generic_visit(node)
 
@@ -1337,6 +1458,17 @@ class _Checker(ast.NodeVisitor):
                     return []
                 keywords += items + [k for k in call_.keywords if k.arg is not None]
         return keywords if bound else []
+
+    def _aliased(self, callee: ast.AST) -> list[ast.AST]:
+        """The classes a called name stands for: itself, or each class the function assigned to it
+        (``FinetuningTrainer = PeftTrainer`` and ``FinetuningTrainer = Trainer``); reported once for all of them."""
+        if isinstance(callee, ast.Name):
+            for scope in reversed(self.scopes):
+                if callee.id in scope.aliases:
+                    return scope.aliases[callee.id]
+                if callee.id in scope.assigned:
+                    return []
+        return [callee]
 
     def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
         for keyword, holder in self._keywords(node):
@@ -1685,11 +1817,17 @@ class _Checker(ast.NodeVisitor):
             return
         signature = methods[name]
         replaced = _replaced(chain) - {name}  # callers the file's classes replace: their calls never happen
-        calls = _merged(_call_sites(root).get(name, {}), replaced)
+        sites = _call_sites(root).get(name, {})
+        calls = _merged(sites, replaced)
         failures = [(shape, why) for shape in calls if (why := _bind(function, shape))]
         fits = lambda shape: _bind(function, shape) is None  # noqa: E731
+        caller = None
         if failures and not _ladder_ever_fitted(name, fits, replaced):
-            return  # no release on the ladder called it in a way this override takes: not something 5.x changed
+            failing = [c for c, shapes in sorted(sites.items()) if c not in replaced and not all(map(fits, shapes))]
+            caller = _ladder_changed_caller(name, fits, failing)
+            if caller is None:
+                return  # no release on the ladder called it in a way this override takes: not something 5.x changed
+            failures = [(shape, why) for shape in sites[caller] if (why := _bind(function, shape))]
         if failures:
             shape, why = failures[0]
             problem = f"its {root.__name__} calls `{_call_text(name, shape, signature)}`, and {why}"
@@ -1698,7 +1836,7 @@ class _Checker(ast.NodeVisitor):
             if not moved:
                 return
             problem = f"{moved}: the Trainer passes its arguments by position, so they land in the wrong parameters"
-        change = ladder_call_change(name, fits, replaced) if failures else ""
+        change = ladder_call_change(name, fits, replaced, caller) if failures else ""
         kind = {"compute_loss": "compute-loss-signature", "training_step": "training-step-signature"}.get(
             name, "method-signature"
         )
@@ -1997,6 +2135,7 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
     ``model_args, data_args, training_args = parser.parse_args_into_dataclasses()``,
     ``training_args = parser.parse_args_into_dataclasses()[0]`` and ``script_args = tyro.cli(ScriptArguments)``."""
     parsers: dict[str, list[ast.AST]] = {}
+    poisoned: set[str] = set()
     assignments = [s for s in _statements(body) if isinstance(s, ast.Assign | ast.AnnAssign)]
     for statement in assignments:
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -2005,6 +2144,12 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                 if isinstance(part, ast.Name):
                     scope.assigned.add(part.id)
         value = statement.value
+        for target in targets:
+            options = _options(value) if isinstance(target, ast.Name) else []
+            if options and all(isinstance(o, ast.Name | ast.Attribute) and _resolve(module, o) for o in options):
+                scope.aliases.setdefault(target.id, []).extend(options)  # a name for a class
+            elif isinstance(target, ast.Name):
+                poisoned.add(target.id)  # also bound to something else: not a name for a class
         index = None
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
             index, value = value.slice.value, value.value  # parser.parse_args_into_dataclasses()[0]
@@ -2034,6 +2179,41 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                         _bind_object(module, scope, element, cls)
                 elif isinstance(index, int) and -len(classes) <= index < len(classes):
                     _bind_object(module, scope, target, classes[index])
+    for name in poisoned:
+        scope.aliases.pop(name, None)
+
+
+def _unbound_names(module: _Module) -> set[str]:
+    """Names a file reads and never binds anywhere (no assignment, import, definition, parameter or builtin)."""
+    import builtins
+
+    read, bound = set(), set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
+    for tree in module.trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.alias) and node.name != "*":
+                bound.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                bound.add(node.name)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                bound.update(node.names)
+            elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+                bound.add(node.name)
+    return read - bound
+
+
+def _options(node: ast.AST | None) -> list[ast.AST]:
+    """The values an expression can come to: both sides of ``a if c else b`` and of ``a or b``, or itself."""
+    if isinstance(node, ast.IfExp):
+        return [*_options(node.body), *_options(node.orelse)]
+    if isinstance(node, ast.BoolOp):
+        return [option for value in node.values for option in _options(value)]
+    return [node] if node is not None else []
 
 
 def _dict_items(node: ast.AST | None) -> list[ast.keyword] | None:

@@ -94,3 +94,22 @@ def self_call_sites(tree: ast.AST) -> dict[str, dict[str, list]]:
 
     visit(tree, "")
     return {name: {caller: sorted(shapes) for caller, shapes in callers.items()} for name, callers in sites.items()}
+
+
+def self_attributes(tree: ast.AST) -> list[str]:
+    """The attributes a module's methods set on ``self`` (``self.fsdp = None``): with the class's own names, what an
+    instance has. Sorted, once each."""
+    names = set()
+    for node in ast.walk(tree):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign | ast.AugAssign)
+            else []
+        )
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
+                    names.add(part.attr)
+    return sorted(names)

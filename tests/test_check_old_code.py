@@ -636,9 +636,18 @@ class Handing(Trainer):
 
     def training_step(self, model, inputs, num_items_in_batch=None):
         return super().training_step(model, inputs, num_items_in_batch)
+
+class NoOutputs(Trainer):
+    def compute_loss(self, model, inputs):
+        return model(**inputs)
 """
     findings = sorted(check_source(source), key=lambda finding: finding.line)
-    assert [(f.line, f.kind) for f in findings] == [(5, "compute-loss-signature"), (23, "compute-loss-signature")]
+    assert [(f.line, f.kind) for f in findings] == [
+        (5, "compute-loss-signature"),
+        (23, "compute-loss-signature"),
+        (30, "compute-loss-signature"),  # 4.x trained with it (only evaluation could not call it): 5.x breaks it
+    ]
+    assert "4.45.2 still called it" in findings[2].message
     assert "def compute_loss(self, model, inputs, return_logits=False, num_items_in_batch=None)" in findings[0].fix
     assert "num_items_in_batch" in findings[1].message  # training_step hands on to super(): its call happens
 
@@ -676,6 +685,86 @@ except ImportError:
 """
     findings = check_source(source)
     assert [(f.line, f.kind) for f in findings] == [(10, "removed-import")]
+
+
+def test_classes_reached_through_a_star_import_a_shadowing_subclass_and_an_alias() -> None:
+    """``from transformers.trainer import *`` gives ``Trainer`` (its subclass is checked, and the names the star no
+    longer gives are one finding); ``class TrainingArguments(TrainingArguments)`` subclasses the imported class, not
+    itself; a name assigned one Trainer class or another is called as either."""
+    source = """
+from transformers.trainer import *
+
+class MyTrainer(Trainer):
+    def save_model(self, output_dir: Optional[str] = None, _internal_call: bool = False):
+        if self.fsdp is not None:
+            self._save_tpu(output_dir)
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [
+        (2, "removed-import"),
+        (6, "removed-attribute"),
+        (7, "removed-method"),
+    ]
+    assert "`Optional`" in findings[0].message and "NameError" in findings[0].message
+    assert "`self.fsdp`" in findings[1].message and "4.33.3 still had it" in findings[1].message
+    fine = """
+from transformers.trainer import *
+from typing import Optional
+
+class MyTrainer(Trainer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fsdp = None
+
+    def save_model(self, output_dir: Optional[str] = None, _internal_call: bool = False):
+        if self.fsdp is not None or self.is_fsdp_enabled:
+            self._save(output_dir)
+"""
+    assert check_source(fine) == []
+    shadowing = """
+import transformers
+from dataclasses import dataclass, field
+from transformers import HfArgumentParser, Trainer, TrainingArguments
+
+@dataclass
+class TrainingArguments(TrainingArguments):
+    model_max_length: int = field(default=512)
+
+def main(lora):
+    (training_args,) = HfArgumentParser((TrainingArguments,)).parse_args_into_dataclasses()
+    if training_args.overwrite_output_dir or training_args.model_max_length:
+        pass
+    Cls = Trainer if lora else transformers.Trainer
+    Cls(model=None, args=training_args, tokenizer=None)
+
+def other(lora):
+    Cls = Trainer if lora else make_trainer_class()  # not known to be a Trainer: left alone
+    Cls(model=None, tokenizer=None)
+"""
+    findings = sorted(check_source(shadowing), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [(12, "removed-attribute"), (15, "trainer-tokenizer")]
+
+
+def test_a_method_handed_on_belongs_to_the_method_that_hands_it() -> None:
+    """5.24 calls ``_get_train_sampler`` only through ``get_train_dataloader`` (``sampler_fn=...``): a class that
+    replaces ``get_train_dataloader`` and calls ``self._get_train_sampler()`` itself keeps its old override."""
+    source = """
+from transformers import Trainer
+from torch.utils.data import DataLoader, SequentialSampler
+
+class Own(Trainer):
+    def _get_train_sampler(self):
+        return SequentialSampler(self.train_dataset)
+
+    def get_train_dataloader(self):
+        return DataLoader(self.train_dataset, sampler=self._get_train_sampler())
+
+class Old(Trainer):
+    def _get_train_sampler(self):
+        return SequentialSampler(self.train_dataset)
+"""
+    findings = check_source(source)
+    assert [(f.line, f.kind) for f in findings] == [(13, "method-signature")]
 
 
 def test_a_trl_trainer_given_a_plain_training_arguments() -> None:

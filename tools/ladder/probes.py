@@ -1416,6 +1416,7 @@ def inventory() -> dict:
         "trainer_methods": methods,
         "trainer_calls": trainer_calls(),
         "trainer_call_sites": trainer_call_sites(),
+        "trainer_attributes": trainer_attributes(),
         "callback_events": event_names(),
     }
 
@@ -1451,11 +1452,8 @@ def trainer_calls() -> dict[str, list]:
     return {name: sorted(shapes[name]) for name in sorted(shapes) if callable(getattr(Trainer, name, None))}
 
 
-def trainer_call_sites() -> dict[str, dict[str, list]]:
-    """:func:`trainer_calls` by caller: ``{name: {calling method: [[positional count, [keywords]], ...]}}``, read
-    by ``helpers/release_facts.py`` (the same reading as the checker makes of the installed release)."""
-    import ast
-
+def _trainer_modules() -> list:
+    """The modules that define the release's Trainer methods (trainer.py and its helpers)."""
     from transformers import Trainer
 
     modules = set()
@@ -1464,8 +1462,28 @@ def trainer_call_sites() -> dict[str, dict[str, list]]:
         module = getattr(value, "__module__", None) or ""
         if callable(value) and module.startswith("transformers"):
             modules.add(sys.modules[module])
+    return sorted(modules, key=lambda item: item.__name__)
+
+
+def trainer_attributes() -> list[str]:
+    """The attributes the release's Trainer sets on ``self`` (``self.fsdp = ...``), read from its source."""
+    import ast
+
+    names: set[str] = set()
+    for module in _trainer_modules():
+        names |= set(RELEASE_FACTS.self_attributes(ast.parse(inspect.getsource(module))))
+    return sorted(names)
+
+
+def trainer_call_sites() -> dict[str, dict[str, list]]:
+    """:func:`trainer_calls` by caller: ``{name: {calling method: [[positional count, [keywords]], ...]}}``, read
+    by ``helpers/release_facts.py`` (the same reading as the checker makes of the installed release)."""
+    import ast
+
+    from transformers import Trainer
+
     sites: dict[str, dict[str, list]] = {}
-    for module in sorted(modules, key=lambda item: item.__name__):
+    for module in _trainer_modules():
         for name, callers in RELEASE_FACTS.self_call_sites(ast.parse(inspect.getsource(module))).items():
             for caller, shapes in callers.items():
                 known = sites.setdefault(name, {}).setdefault(caller, [])
