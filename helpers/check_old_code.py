@@ -649,9 +649,11 @@ def _instance_attributes(cls: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def ladder_attribute_removal(name: str) -> str | None:
-    """When the ladder saw the Trainer stop setting ``self.name`` (``self.fsdp``), or ``None`` if no release set it."""
-    present = lambda inventory: name in inventory.get("trainer_attributes", ())  # noqa: E731
+def ladder_attribute_removal(name: str, seq2seq: bool = False) -> str | None:
+    """When the ladder saw the Trainer (or the Seq2SeqTrainer) stop setting ``self.name`` (``self.fsdp``,
+    ``self._max_length``), or ``None`` if no release set it."""
+    kind = "Seq2SeqTrainer" if seq2seq else "Trainer"
+    present = lambda inventory: name in inventory.get("trainer_attributes", {}).get(kind, ())  # noqa: E731
     if not any(present(ladder()["results"][version]["inventory"]) for version in ladder()["releases"]):
         return None
     return _went(name, present)
@@ -1138,6 +1140,8 @@ class _Checker(ast.NodeVisitor):
     def _add(self, node: ast.AST, kind: str, message: str, fix: str, catches: str = "TypeError") -> None:
         line = getattr(node, "lineno", 1)
         finding = Finding(self.unit.path, line, kind, message, fix, lesson_for(kind), self.unit.cell)
+        if any(f.line == line and f.kind == kind and f.message == message for f, _ in self.found):
+            return  # the same name read twice on one line: one finding
         caught = any(catches in handled or "Exception" in handled for handled in self.try_stack)
         expected = caught or self._marked(line) or any(self.marked_stack)
         self.found.append((finding, expected))
@@ -1252,12 +1256,8 @@ class _Checker(ast.NodeVisitor):
                     return scope.holders[node.value.id].get(node.attr)
                 if node.value.id in scope.arguments or node.value.id in scope.assigned:
                     break
-        if isinstance(node, ast.Attribute) and node.attr == "args" and _is_name(node.value, "self"):
-            if self._trainer_context() is not None:
-                training_arguments = _classes()[2]
-                return _Arguments(
-                    self.module.declared_argument_fields(), False, training_arguments, "TrainingArguments"
-                )
+        if _is_self_args(node) and self._trainer_context() is not None:
+            return _trainer_arguments(self.module)
         return None
 
     # -- attributes: removed TrainingArguments fields, self.tokenizer, removed methods -----------------------------
@@ -1279,6 +1279,8 @@ class _Checker(ast.NodeVisitor):
         name = node.attr
         if name in arguments.fields or hasattr(arguments.root, name) or not _is_old_argument(name):
             return
+        if name in _instance_attributes(arguments.root):
+            return  # no longer a field, but the installed class still sets it on the instance (``_n_gpu``)
         fate = _old_fate(name)
         owner = ast.unparse(node.value)
         verb = "read" if isinstance(node.ctx, ast.Load) else "set"
@@ -1367,19 +1369,29 @@ class _Checker(ast.NodeVisitor):
 
     def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
         """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
-        neither sets nor has."""
+        neither sets nor has; or a name nothing sets at all, neither the installed class nor this file
+        (``self._max_length`` of a 4.1x Seq2SeqTrainer, ``self._get_batch_logps`` of an older trl)."""
         name = node.attr
         if chain.unknown or not _is_name(node.value, "self") or name in _instance_attributes(chain.root):
             return
-        removed = ladder_attribute_removal(name)
-        if not removed or "never saw" in removed:
-            return
+        from transformers import Seq2SeqTrainer
+
+        release = _library_release(chain.root)
+        removed = ladder_attribute_removal(name, issubclass(chain.root, Seq2SeqTrainer))
+        if removed is not None and "never saw" not in removed:
+            message = f"{chain.root.__name__} ({release}) does not set `{name}`{removed}"
+        elif name.startswith("__") or name in _attributes_set(self.module):
+            return  # set somewhere in this file (or a mangled name): not ours to judge
+        else:
+            message = (
+                f"neither {chain.root.__name__} ({release}) nor this file defines or sets `{name}` (the ladder, "
+                f"from {ladder()['releases'][0]}, never saw the Trainer have it: it belongs to an older release)"
+            )
         self._add(
             node,
             "removed-attribute",
-            f"`self.{name}` in `{owner}`: {_library_release(chain.root)} does not set `{name}` on the Trainer"
-            f"{removed}: reading it raises AttributeError",
-            "read what replaced it in the installed trainer.py (self.fsdp: self.is_fsdp_enabled), or set it yourself",
+            f"`self.{name}` in `{owner}`: {message}: reading it raises AttributeError",
+            f"find what replaced `{name}` in the installed {chain.root.__module__} (or set it yourself in __init__)",
             catches="AttributeError",
         )
 
@@ -1393,6 +1405,7 @@ class _Checker(ast.NodeVisitor):
             if arguments is not None:
                 self._arguments_call(node, arguments)
             else:
+                self._library_call(node)
                 for target in self._aliased(callee):
                     chain = _chain(self.module, target)
                     if chain.subclass_of(_classes()[0]) and not chain.unknown:
@@ -1458,6 +1471,29 @@ class _Checker(ast.NodeVisitor):
                     return []
                 keywords += items + [k for k in call_.keywords if k.arg is not None]
         return keywords if bound else []
+
+    def _library_call(self, node: ast.Call) -> None:
+        """A call of a transformers or trl function (``deepspeed_init(self, ..., resume_from_checkpoint=None)``)
+        that the installed function's signature does not take: a TypeError when the line runs."""
+        if not isinstance(node.func, ast.Name | ast.Attribute) or _unpacks(node):
+            return
+        function = _resolve(self.module, node.func)
+        library = (getattr(function, "__module__", None) or "").split(".")[0]
+        if not inspect.isfunction(function) or library not in LIBRARIES:
+            return
+        try:
+            signature = inspect.signature(function)
+            signature.bind(*node.args, **{keyword.arg: keyword.value for keyword in node.keywords})
+        except TypeError as error:
+            self._add(
+                node,
+                "call-signature",
+                f"`{ast.unparse(node.func)}(...)` does not fit {library} {_installed_library(library)}'s "
+                f"`{function.__name__}{signature}`: {error}",
+                f"call it as {function.__name__}{signature}",
+            )
+        except ValueError:
+            return  # no signature to read
 
     def _aliased(self, callee: ast.AST) -> list[ast.AST]:
         """The classes a called name stands for: itself, or each class the function assigned to it
@@ -2082,8 +2118,27 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
             scope.arguments[first] = _Arguments(
                 module.declared_argument_fields(), False, training_arguments, "TrainingArguments"
             )
+    if chain is not None and parameters and chain.locals and chain.subclass_of(_classes()[2]):
+        own = _arguments(module, ast.Name(chain.locals[0].node.name))  # self in a TrainingArguments subclass
+        if own is not None:
+            scope.arguments[parameters[0].arg] = own
     _bind_names(module, function.body, scope)
+    if chain is not None and _is_trainer(chain):
+        for statement in _statements(function.body):  # args = self.args
+            if isinstance(statement, ast.Assign) and _is_self_args(statement.value):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name):
+                        scope.arguments[target.id] = _trainer_arguments(module)
     return scope
+
+
+def _is_self_args(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "args" and _is_name(node.value, "self")
+
+
+def _trainer_arguments(module: _Module) -> _Arguments:
+    """What ``self.args`` is in a Trainer: a TrainingArguments with the fields the file's subclasses declare."""
+    return _Arguments(module.declared_argument_fields(), False, _classes()[2], "TrainingArguments")
 
 
 def _module_scope(module: _Module) -> _Scope:
@@ -2181,6 +2236,21 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                     _bind_object(module, scope, target, classes[index])
     for name in poisoned:
         scope.aliases.pop(name, None)
+
+
+def _attributes_set(module: _Module) -> frozenset[str]:
+    """Every attribute name the file assigns on anything (``x.name = ...``, ``setattr(x, "name", ...)``)."""
+    if "set" not in module._cached:
+        names = set()
+        for tree in module.trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+                    names.add(node.attr)
+                elif isinstance(node, ast.Call) and _is_name(node.func, "setattr") and len(node.args) > 1:
+                    if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                        names.add(node.args[1].value)
+        module._cached["set"] = frozenset(names)
+    return module._cached["set"]
 
 
 def _unbound_names(module: _Module) -> set[str]:

@@ -767,6 +767,47 @@ class Old(Trainer):
     assert [(f.line, f.kind) for f in findings] == [(13, "method-signature")]
 
 
+def test_arguments_reached_through_self_and_library_calls_that_no_longer_fit() -> None:
+    """``self.no_cuda`` in a TrainingArguments subclass's method and ``args.past_index`` after
+    ``args = self.args`` in a Trainer are the arguments object's fields; ``self._n_gpu``, no longer a field but set
+    by the installed class on the instance, is not a finding. A transformers function called in a way its
+    installed signature refuses is one; a name nothing sets, read on self in a Trainer, is one (once a line)."""
+    source = """
+from dataclasses import dataclass
+from transformers import Seq2SeqTrainer, TrainingArguments
+from transformers.integrations.deepspeed import deepspeed_init
+
+@dataclass
+class OurArguments(TrainingArguments):
+    def devices(self):
+        self._n_gpu = 0
+        return "cpu" if self.no_cuda else self._n_gpu
+
+class NITrainer(Seq2SeqTrainer):
+    def evaluation_loop(self, dataloader, description, prediction_loss_only=None, ignore_keys=None,
+                        metric_key_prefix="eval"):
+        args = self.args
+        if args.past_index >= 0 and args.deepspeed:
+            deepspeed_init(self, num_training_steps=0, resume_from_checkpoint=None, inference=True)
+        length = self._max_length if self._max_length is not None else 20
+        deepspeed_init(self, 0, inference=True)
+        return self.evaluation_loop_helper(length)
+
+    def evaluation_loop_helper(self, length):
+        self.last_length = length
+        return self.last_length
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [
+        (10, "removed-attribute"),
+        (16, "removed-attribute"),
+        (17, "call-signature"),
+        (18, "removed-attribute"),
+    ]
+    assert "use_cpu" in findings[0].fix and "past_index" in findings[1].message
+    assert "resume_from_checkpoint" in findings[2].message and "_max_length" in findings[3].message
+
+
 def test_a_trl_trainer_given_a_plain_training_arguments() -> None:
     """trl 1.16's DPOTrainer takes a DPOConfig (by keyword or in its third position); SFTTrainer also takes a plain
     TrainingArguments, and a DPOConfig is right. A subclass whose own ``__init__`` goes straight to

@@ -1465,14 +1465,18 @@ def _trainer_modules() -> list:
     return sorted(modules, key=lambda item: item.__name__)
 
 
-def trainer_attributes() -> list[str]:
-    """The attributes the release's Trainer sets on ``self`` (``self.fsdp = ...``), read from its source."""
+def trainer_attributes() -> dict[str, list[str]]:
+    """The attributes the release's Trainer and Seq2SeqTrainer set on ``self`` (``self.fsdp = ...``,
+    ``self._max_length = ...``), read from their modules' source: ``{"Trainer": [...], "Seq2SeqTrainer": [...]}``."""
     import ast
 
-    names: set[str] = set()
+    from transformers import Seq2SeqTrainer
+
+    trainer = set()
     for module in _trainer_modules():
-        names |= set(RELEASE_FACTS.self_attributes(ast.parse(inspect.getsource(module))))
-    return sorted(names)
+        trainer |= set(RELEASE_FACTS.self_attributes(ast.parse(inspect.getsource(module))))
+    seq2seq = set(RELEASE_FACTS.self_attributes(ast.parse(inspect.getsource(sys.modules[Seq2SeqTrainer.__module__]))))
+    return {"Trainer": sorted(trainer), "Seq2SeqTrainer": sorted(trainer | seq2seq)}
 
 
 def trainer_call_sites() -> dict[str, dict[str, list]]:
