@@ -849,7 +849,8 @@ def _find_module(origin: Path | None, dotted: str, level: int) -> Path | None:
     if level:
         bases = [origin.parents[level - 1]] if level <= len(origin.parents) else []
     else:
-        bases = list(origin.parents)[:8]
+        ancestors = list(origin.parents)[:8]
+        bases = ancestors + [ancestor / "src" for ancestor in ancestors]  # and a project's src/ layout
     for base in bases:
         candidate = base.joinpath(*parts) if parts else base
         for path in (candidate.with_suffix(".py"), candidate / "__init__.py"):
@@ -2199,6 +2200,8 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                 if isinstance(part, ast.Name):
                     scope.assigned.add(part.id)
         value = statement.value
+        if isinstance(value, ast.Call) and _terminal(value.func) == "cast" and len(value.args) == 2:
+            value = value.args[1]  # typing.cast(tuple[...], parser.parse_args_into_dataclasses())
         for target in targets:
             options = _options(value) if isinstance(target, ast.Name) else []
             if options and all(isinstance(o, ast.Name | ast.Attribute) and _resolve(module, o) for o in options):

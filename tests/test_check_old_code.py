@@ -862,6 +862,33 @@ SFTTrainer(model=model, args=args, dataset_text_field="text", max_seq_length=512
     assert f"trl {trl.__version__}" in found["trl-argument"].message and "SFTConfig" in found["trl-argument"].fix
 
 
+def test_a_src_layout_package_and_a_typing_cast(tmp_path) -> None:
+    """``from alpaca_farm.rl.dpo_trainer import Trainer`` in ``examples/dpo.py`` reads ``src/alpaca_farm/...``; the
+    arguments unpacked from ``cast(tuple[...], parser.parse_args_into_dataclasses())`` are bound like any others."""
+    package = tmp_path / "src" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "trainer.py").write_text(
+        "import transformers\n\nclass Trainer(transformers.Trainer):\n"
+        "    def __init__(self, model, args, *argv, **kwargs):\n"
+        "        super().__init__(model, args, *argv, **kwargs)\n"
+    )
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    script = examples / "train.py"
+    script.write_text(
+        "from typing import cast\n"
+        "from transformers import HfArgumentParser, TrainingArguments\n"
+        "from pkg.trainer import Trainer\n\n"
+        "parser = HfArgumentParser(TrainingArguments)\n"
+        "(training_args,) = cast(tuple[TrainingArguments], parser.parse_args_into_dataclasses())\n"
+        "if training_args.evaluation_strategy == 'no':\n"
+        "    Trainer(None, training_args, tokenizer=None)\n"
+    )
+    report = check_paths([script])
+    assert sorted((f.line, f.kind) for f in report.findings) == [(7, "removed-attribute"), (8, "trainer-tokenizer")]
+
+
 def test_project_classes_are_read_from_their_files(tmp_path) -> None:
     package = tmp_path / "project" / "train"
     package.mkdir(parents=True)
