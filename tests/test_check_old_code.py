@@ -973,7 +973,7 @@ def test_corpus_is_real_credited_code() -> None:
     for path in stored:
         text = path.read_text(encoding="utf-8")
         first = json.loads(text)["cells"][0]["source"][0] if path.name.endswith(".ipynb.txt") else text
-        match = re.match(r"# corpus: (\S+/\S+) (\S+) @ ([0-9a-f]{40}) \((Apache-2\.0|MIT)\)", first)
+        match = re.match(r"# corpus: (\S+/\S+) (\S+) @ ([0-9a-f]{40}) \((Apache-2\.0|MIT|BSD-3-Clause)\)", first)
         assert match, path
         repository, original, commit, licence = match.groups()
         assert str(path.relative_to(CORPUS)) == repository.replace("/", "__") + "/" + original + ".txt"
