@@ -1133,6 +1133,7 @@ class _Checker(ast.NodeVisitor):
         self.reported_keys: set[int] = set()
         self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
         self.patched = module.patched()
+        self.patched_events = _patched_functions(module, _classes()[1])  # functions put onto a callback class
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
     def _marked(self, line: int) -> bool:
@@ -1232,6 +1233,10 @@ class _Checker(ast.NodeVisitor):
         if node.name in self.patched and not self.class_stack:
             cls, attribute = self.patched[node.name]
             self._override(f"{cls.__name__} (patched)", node, cls, attribute)
+        event = self.patched_events.get(node.name, (None, ""))[1]
+        parameters = [*node.args.posonlyargs, *node.args.args]
+        if event.startswith("on_") and len(parameters) > 1 and not self.class_stack:
+            scope.arguments.setdefault(parameters[1].arg, _trainer_arguments(self.module))  # (self, args, state, ...)
         self.function_stack.append(node)
         self.scopes.append(scope)
         self.generic_visit(node)
@@ -1543,14 +1548,19 @@ class _Checker(ast.NodeVisitor):
             return node.value, node, True
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             return None
+        local = None
         for scope in reversed(self.scopes):
+            if node.value.id in scope.arguments or node.value.id in scope.holders:
+                return None
             if node.value.id in scope.instances:
                 local = scope.instances[node.value.id]
+            if node.value.id in scope.instances or node.value.id in scope.assigned:
                 break
-            if node.value.id in scope.assigned:
+        if local is None:
+            default = _argparse_defaults(self.module).get(node.attr)  # optim=args.optimizer, an argparse option
+            if default is None:
                 return None
-        else:
-            return None
+            return default.value, default, any(part is default for part in ast.walk(self.unit.tree))
         for owner in _chain(local.module, ast.Name(local.node.name)).locals:
             for item in owner.node.body:
                 if _declares(item, node.attr):
@@ -2036,9 +2046,10 @@ def _field_value(item: ast.AnnAssign) -> str:
     return ast.unparse(default)
 
 
-def _patched_functions(module: _Module) -> dict[str, tuple[type, str]]:
-    """Functions of the file assigned onto a Trainer class (``transformers.Trainer._get_train_sampler = f``)."""
-    trainer = _classes()[0]
+def _patched_functions(module: _Module, base: type | None = None) -> dict[str, tuple[type, str]]:
+    """Functions of the file assigned onto a Trainer class (``transformers.Trainer._get_train_sampler = f``), or onto
+    a subclass of ``base`` (``DEFAULT_PROGRESS_CALLBACK.on_train_begin = f``, for TrainerCallback)."""
+    trainer = base if base is not None else _classes()[0]
     patched = {}
     for tree in module.trees:
         for node in ast.walk(tree):
@@ -2239,6 +2250,39 @@ def _bind_names(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
                     _bind_object(module, scope, target, classes[index])
     for name in poisoned:
         scope.aliases.pop(name, None)
+
+
+def _argparse_defaults(module: _Module) -> dict[str, ast.Constant]:
+    """The string defaults of the file's argparse options, by destination (``parser.add_argument("--optimizer",
+    default="adamw_hf")``: ``{"optimizer": <"adamw_hf">}``), when the file parses its command line; an option given
+    twice with different defaults is left out."""
+    if "argparse" not in module._cached:
+        defaults: dict[str, ast.Constant | None] = {}
+        parses = False
+        for tree in module.trees:
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                if node.func.attr in ("parse_args", "parse_known_args", "parse_intermixed_args"):
+                    parses = True
+                if node.func.attr != "add_argument":
+                    continue
+                keywords = {k.arg: k.value for k in node.keywords if k.arg}
+                default = keywords.get("default")
+                if not (isinstance(default, ast.Constant) and isinstance(default.value, str)):
+                    continue
+                names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                dest = keywords.get("dest")
+                if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+                    key = dest.value
+                else:
+                    long = [n for n in names if n.startswith("--")] or names
+                    key = long[0].lstrip("-").replace("-", "_") if long else None
+                if key:
+                    known = defaults.get(key, default)
+                    defaults[key] = default if known is not None and known.value == default.value else None
+        module._cached["argparse"] = {k: v for k, v in defaults.items() if v is not None} if parses else {}
+    return module._cached["argparse"]
 
 
 def _attributes_set(module: _Module) -> frozenset[str]:

@@ -808,6 +808,39 @@ class NITrainer(Seq2SeqTrainer):
     assert "resume_from_checkpoint" in findings[2].message and "_max_length" in findings[3].message
 
 
+def test_an_argparse_default_and_a_function_put_onto_a_callback() -> None:
+    """``--optimizer`` defaulting to ``"adamw_hf"`` and given as ``optim=args.optimizer`` is reported where the
+    default is written (an option given no default, or a value the installed release takes, is not); a function
+    assigned as a callback's event (unsloth's ``DEFAULT_PROGRESS_CALLBACK.on_train_begin = f``) gets the
+    TrainingArguments as its second parameter."""
+    source = """
+import argparse
+from transformers import TrainingArguments
+from transformers.trainer import DEFAULT_PROGRESS_CALLBACK
+
+def parse():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--optimizer", type=str, default="adamw_hf")
+    parser.add_argument("--scheduler", default="cosine")
+    parser.add_argument("--other-optim", dest="second", default="adamw_torch")
+    return parser.parse_known_args()
+
+def train(args):
+    return TrainingArguments("o", optim=args.optimizer, lr_scheduler_type=args.scheduler)
+
+def on_train_begin(self, args, state, control, **kwargs):
+    self.first_column = "Epoch" if args.evaluation_strategy == "epoch" else "Step"
+
+def helper(self, args):
+    return args.evaluation_strategy
+
+DEFAULT_PROGRESS_CALLBACK.on_train_begin = on_train_begin
+"""
+    findings = sorted(check_source(source), key=lambda finding: finding.line)
+    assert [(f.line, f.kind) for f in findings] == [(8, "removed-value"), (17, "removed-attribute")]
+    assert "args.optimizer" in findings[0].message and findings[0].fix.startswith("optim='adamw_torch'")
+
+
 def test_a_trl_trainer_given_a_plain_training_arguments() -> None:
     """trl 1.16's DPOTrainer takes a DPOConfig (by keyword or in its third position); SFTTrainer also takes a plain
     TrainingArguments, and a DPOConfig is right. A subclass whose own ``__init__`` goes straight to
