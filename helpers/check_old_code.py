@@ -2134,6 +2134,10 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
         own = _arguments(module, ast.Name(chain.locals[0].node.name))  # self in a TrainingArguments subclass
         if own is not None:
             scope.arguments[parameters[0].arg] = own
+    elif chain is not None and parameters and chain.locals:
+        held = _held_arguments(module, ast.Name(chain.locals[0].node.name))  # self.training_args in a holder
+        if held:
+            scope.holders[parameters[0].arg] = held
     _bind_names(module, function.body, scope)
     if chain is not None and _is_trainer(chain):
         for statement in _statements(function.body):  # args = self.args

@@ -527,6 +527,28 @@ held.other.save_safetensors
     assert stored.fix == "set `args.reward_config.eval_strategy`" and "changes nothing" in stored.message
 
 
+def test_self_in_a_dataclass_that_holds_the_arguments() -> None:
+    """ChatGLM3's ``FinetuningConfig.__post_init__`` sets ``self.training_args.evaluation_strategy``: ``self`` of a
+    dataclass whose field holds the arguments is followed like any instance of it; other fields are left alone."""
+    source = """
+import dataclasses as dc
+from transformers import Seq2SeqTrainingArguments
+
+@dc.dataclass
+class FinetuningConfig:
+    max_input_length: int
+    training_args: Seq2SeqTrainingArguments = dc.field(default_factory=lambda: Seq2SeqTrainingArguments("o"))
+
+    def __post_init__(self):
+        self.training_args.evaluation_strategy = "no"
+        self.training_args.eval_strategy = "no"
+        self.max_input_length = self.max_input_length or 512
+"""
+    findings = check_source(source)
+    assert [(f.line, f.kind) for f in findings] == [(11, "removed-attribute")]
+    assert "eval_strategy" in findings[0].fix and "changes nothing" in findings[0].message
+
+
 def test_values_that_a_4x_release_took_and_the_installed_one_refuses() -> None:
     """``optim="adamw_hf"`` in a call, in a TrainingArguments subclass's default, and in a script dataclass's default
     that reaches TrainingArguments through ``optim=script_args.optim`` (reported where the value is written). A
