@@ -803,6 +803,12 @@ class _Module:
             self._cached["patched"] = _patched_functions(self)
         return self._cached["patched"]
 
+    def patched_events(self) -> dict[str, tuple[type, str]]:
+        """Functions of the file assigned onto a callback class (``DEFAULT_PROGRESS_CALLBACK.on_log = f``)."""
+        if "events" not in self._cached:
+            self._cached["events"] = _patched_functions(self, _classes()[1])
+        return self._cached["events"]
+
     def declared_argument_fields(self) -> frozenset[str]:
         if "declared" not in self._cached:
             self._cached["declared"] = frozenset(_all_declared_argument_fields(self))
@@ -1133,7 +1139,7 @@ class _Checker(ast.NodeVisitor):
         self.reported_keys: set[int] = set()
         self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
         self.patched = module.patched()
-        self.patched_events = _patched_functions(module, _classes()[1])  # functions put onto a callback class
+        self.patched_events = module.patched_events()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------------
     def _marked(self, line: int) -> bool:
