@@ -16,7 +16,7 @@ from notebook_sources import notebook_python
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import SchedulerType
 
-from helpers.lessons.lesson_01 import make_trainer
+from helpers.trainers import make_trainer
 from helpers.lessons.lesson_05 import callback_event_names
 
 ROOT = Path(__file__).resolve().parent.parent

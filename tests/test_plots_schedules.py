@@ -85,7 +85,7 @@ def test_the_applied_rate_of_a_real_run_is_the_curve() -> None:
     """Lesson 03's exported recorder, on a run built by lesson 01's factory: the rate each update used is the
     planned curve, and the last linear update uses peak / (N - warmup), not 0."""
     from helpers.checks import fixtures
-    from helpers.lessons.lesson_01 import make_trainer
+    from helpers.trainers import make_trainer
     from helpers.lessons.lesson_03 import AppliedLRRecorder
 
     recorder = AppliedLRRecorder()

@@ -10,7 +10,9 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-CLAIM_RE = re.compile(r"\*\*Claim check · ([^:*]+):\*\*")
+# A claim box is a collapsed <details> whose summary reads "<b>Claim check · Short name:</b> verdict";
+# the older bold form "**Claim check · Short name:**" is read too.
+CLAIM_RE = re.compile(r"(?:\*\*|<b>)Claim check · ([^:*<]+):(?:\*\*|</b>)")
 
 
 def sources_table() -> dict[str, list[str]]:

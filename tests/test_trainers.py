@@ -65,12 +65,12 @@ def test_quiet_refuses_a_non_trainer() -> None:
         quiet(TrainingArguments("unused", report_to="none"))
 
 
-# make_trainer: the factory lesson 01 writes (helpers.lessons.lesson_01) and every later lesson reuses.
+# make_trainer: the course's quiet short-run factory (helpers.trainers), for tucked runs and tests.
 
 
 def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
     from helpers.checks import fixtures
-    from helpers.lessons.lesson_01 import TRAINING_ARGUMENT_NAMES, make_trainer
+    from helpers.trainers import make_trainer
 
     data = fixtures.random_ids()
     trainer = make_trainer(
@@ -81,7 +81,7 @@ def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
         train_dataset=data,  # not a field: goes to the Trainer
     )
     assert trainer.args.max_steps == 3 and trainer.args.learning_rate == 2e-3
-    assert trainer.train_dataset is data and "learning_rate" in TRAINING_ARGUMENT_NAMES
+    assert trainer.train_dataset is data
     assert trainer.args.report_to == [] and trainer.args.save_strategy == "no" and trainer.args.seed == 42
     assert trainer.args.output_dir.endswith("runs/test_make_trainer")
     shown = {type(callback).__name__ for callback in trainer.callback_handler.callbacks}
@@ -90,7 +90,7 @@ def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
 
 def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
     from helpers.checks import fixtures
-    from helpers.lessons.lesson_01 import make_trainer
+    from helpers.trainers import make_trainer
 
     first = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
     second = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
@@ -99,7 +99,7 @@ def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
 
 def test_make_trainer_passes_a_subclass_and_callbacks(tmp_path) -> None:
     from helpers.checks import fixtures
-    from helpers.lessons.lesson_01 import make_trainer
+    from helpers.trainers import make_trainer
 
     class Subclass(Trainer):
         pass

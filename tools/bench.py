@@ -52,7 +52,7 @@ def measure(
 
     import helpers
     from helpers.data import load_reviews, select_examples, tokenize_reviews
-    from helpers.lessons.lesson_01 import make_trainer
+    from helpers.trainers import make_trainer
     from helpers.lessons.lesson_03 import AppliedLRRecorder
     from helpers.lessons.lesson_05 import EventRecorder
     from helpers.lessons.lesson_08 import monitoring_overhead, subclass_vs_callback
