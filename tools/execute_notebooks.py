@@ -25,6 +25,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from helpers.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
+from tools import reading_time  # noqa: E402
 from tools.notebook_format import ROOT, apply_shared_parts, colab_badge, course_config  # noqa: E402
 
 README = ROOT / "README.md"
@@ -44,15 +45,17 @@ def hardware_key() -> tuple[str, str]:
 
 
 def syllabus_table() -> str:
-    """The README's syllabus: one row per lesson of the registry, with its measured times."""
+    """The README's syllabus: one row per lesson of the registry, with a solo learner's minutes
+    (``tools/reading_time.py``) and the measured run times."""
     config = course_config()
-    rows = ["| lesson | title | CPU time | GPU time | Colab |", "|---|---|---|---|---|"]
+    rows = ["| lesson | title | learner time | CPU run | GPU run | Colab |", "|---|---|---|---|---|---|"]
     for entry in lessons():
         cpu, gpu = entry.seconds("cpu"), entry.seconds("gpu")
         cpu_text = f"{cpu:.0f} s" if cpu else "not measured"
         gpu_text = f"{gpu:.0f} s ({entry.machine('gpu')})" if gpu else "not measured"
+        solo = f"{reading_time.read_lesson(ROOT / 'notebooks' / entry.file).learner_minutes} min"
         rows.append(
-            f"| [{entry.number}](notebooks/{entry.file}) | {entry.title} | {cpu_text} | {gpu_text} | "
+            f"| [{entry.number}](notebooks/{entry.file}) | {entry.title} | {solo} | {cpu_text} | {gpu_text} | "
             f"{colab_badge(entry.file, config)} |"
         )
     return "\n".join(rows)

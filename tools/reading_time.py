@@ -20,6 +20,7 @@ import json
 import re
 import sys
 from dataclasses import asdict, dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,8 +149,16 @@ def read_lesson(path: Path) -> Reading:
     Raises:
         FileNotFoundError, KeyError: the notebook does not exist, or ``lessons.toml`` does not list it.
     """
-    notebook = json.loads(Path(path).read_text(encoding="utf-8"))
-    entry = lesson(Path(path).name)
+    path = Path(path)
+    registry = ROOT / "lessons.toml"
+    return _read_lesson(path, path.stat().st_mtime_ns, registry.stat().st_mtime_ns if registry.exists() else 0)
+
+
+@cache
+def _read_lesson(path: Path, _notebook_version: int, _registry_version: int) -> Reading:
+    """:func:`read_lesson`, read again only when the notebook or the registry changed on disk."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    entry = lesson(path.name)
     pin = pinned()
     cells = notebook["cells"]
     trees = [tree for c in cells if c["cell_type"] == "code" and (tree := _python("".join(c["source"])))]

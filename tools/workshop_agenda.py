@@ -3,12 +3,12 @@
 Usage: python -m tools.workshop_agenda          rewrite the agenda tables between the markers in docs/workshop.md
        python -m tools.workshop_agenda --check  exit 1 if the tables there are not what lessons.toml gives
 
-The planned minutes (explaining, exercises) and the half-day selection are teaching choices, written in each
-lesson's row of ``lessons.toml``; every run time there is written by ``make execute``, so no measured figure is
-typed by hand. Each block is: explain + exercises + the notebook's measured CPU run time (learners run it once on
-a laptop), rounded up to whole minutes; a notebook without a CPU measurement is planned at
-:data:`UNMEASURED_MINUTES` and marked as such. Breaks are placed by the clock (:func:`with_breaks`), not by
-lesson, so adding a lesson never means editing this file.
+Each block lasts a solo learner's time for the lesson, measured from the notebook itself by
+``tools/reading_time.py`` (its words and shown code, the measured CPU run time, 1.5 times the planned exercise
+minutes), rounded up; the teacher's plan (explaining + exercises, a teaching choice in ``lessons.toml``) stands
+beside it. A notebook without a CPU measurement gets :data:`UNMEASURED_MINUTES` more and is marked as such. No
+figure is typed by hand. The lessons are laid out in days that end by :data:`DAY_END_MINUTES`, with breaks placed
+by the clock (:func:`with_breaks`), not by lesson, so adding a lesson never means editing this file.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from helpers.registry import Lesson, lessons  # noqa: E402
+from tools.reading_time import learner_minutes, read_lesson  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"
 START, END = "<!-- agenda:start -->", "<!-- agenda:end -->"
@@ -30,6 +31,8 @@ DAY_START_MINUTES = 9 * 60  # 09:00
 BREAK, LUNCH = ("break", 15), ("lunch", 60)
 BREAK_EVERY_MINUTES = 90  # a short break once this long has passed since the last one
 LUNCH_FROM_MINUTES = 12 * 60  # lunch at the first lesson boundary from 12:00, in a day that runs past it
+DAY_END_MINUTES = 17 * 60  # a workshop day ends by 17:00
+HALF_DAY_MINUTES = 4 * 60
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Block:
     start: int  # minutes after midnight
     minutes: int
     label: str
+    plan: str  # the teacher's plan: explaining + exercises
     cpu: str
     gpu: str
 
@@ -48,9 +52,25 @@ def clock(minutes: int) -> str:
 
 
 def lesson_minutes(lesson: Lesson) -> int:
-    """Explaining + exercises + the measured CPU run time, rounded up to whole minutes."""
-    cpu_s = lesson.seconds("cpu")
-    return lesson.explain_minutes + lesson.exercise_minutes + (math.ceil(cpu_s / 60) if cpu_s else UNMEASURED_MINUTES)
+    """A solo learner's minutes for the lesson (``tools/reading_time.py``: reading, shown code, the measured CPU
+    run time, the exercises), rounded up; a notebook not measured on a CPU yet gets :data:`UNMEASURED_MINUTES`."""
+    reading = read_lesson(ROOT / "notebooks" / lesson.file)
+    minutes = math.ceil(learner_minutes(reading.words, reading.code_lines, lesson))
+    return minutes + (0 if lesson.seconds("cpu") else UNMEASURED_MINUTES)
+
+
+def split_days(sequence: list[Lesson]) -> list[list[Lesson]]:
+    """``sequence`` in days: each day takes lessons, in order, while it still ends by :data:`DAY_END_MINUTES`
+    with its breaks and lunch (a lesson longer than a whole day gets a day of its own)."""
+    days: list[list[Lesson]] = []
+    for lesson in sequence:
+        if days:
+            trial = build_blocks(with_breaks([*days[-1], lesson]))
+            if trial[-1].start + trial[-1].minutes <= DAY_END_MINUTES:
+                days[-1].append(lesson)
+                continue
+        days.append([lesson])
+    return days
 
 
 def with_breaks(sequence: list[Lesson]) -> list[Lesson | tuple[str, int]]:
@@ -78,13 +98,14 @@ def build_blocks(sequence: list[Lesson | tuple[str, int]]) -> list[Block]:
     for item in sequence:
         if isinstance(item, tuple):
             label, minutes = item
-            blocks.append(Block(now, minutes, f"*{label}*", "", ""))
+            blocks.append(Block(now, minutes, f"*{label}*", "", "", ""))
         else:
             minutes = lesson_minutes(item)
             cpu_s, gpu_s = item.seconds("cpu"), item.seconds("gpu")
             cpu = f"{cpu_s:.0f} s" if cpu_s else "not measured"
             gpu = f"{gpu_s:.0f} s ({item.machine('gpu')})" if gpu_s else "not measured"
-            blocks.append(Block(now, minutes, f"{item.label}", cpu, gpu))
+            plan = f"{item.explain_minutes} + {item.exercise_minutes}"
+            blocks.append(Block(now, minutes, f"{item.label}", plan, cpu, gpu))
         now += minutes
     return blocks
 
@@ -95,11 +116,13 @@ def agenda_table(title: str, blocks: list[Block]) -> str:
         f"**{title}** ({clock(blocks[0].start)} to {clock(blocks[-1].start + blocks[-1].minutes)}, "
         f"{sum(block.minutes for block in blocks)} minutes)",
         "",
-        "| time | minutes | block | CPU run time | GPU run time |",
-        "|---|---|---|---|---|",
+        "| time | learner minutes | block | teacher's plan (explain + exercises) | CPU run time | GPU run time |",
+        "|---|---|---|---|---|---|",
     ]
     for block in blocks:
-        rows.append(f"| {clock(block.start)} | {block.minutes} | {block.label} | {block.cpu} | {block.gpu} |")
+        rows.append(
+            f"| {clock(block.start)} | {block.minutes} | {block.label} | {block.plan} | {block.cpu} | {block.gpu} |"
+        )
     return "\n".join(rows)
 
 
@@ -107,8 +130,8 @@ def half_day(all_lessons: list[Lesson]) -> list[Lesson]:
     return [lesson for lesson in all_lessons if lesson.half_day]
 
 
-def full_day(all_lessons: list[Lesson]) -> list[Lesson]:
-    """Every lesson but the follow-up session's (``follow_up = true`` in ``lessons.toml``)."""
+def core(all_lessons: list[Lesson]) -> list[Lesson]:
+    """Every lesson but the follow-up sessions' (``follow_up = true`` in ``lessons.toml``)."""
     return [lesson for lesson in all_lessons if not lesson.follow_up]
 
 
@@ -118,22 +141,23 @@ def follow_up(all_lessons: list[Lesson]) -> list[Lesson]:
 
 
 def agenda_markdown(all_lessons: list[Lesson]) -> str:
-    """The agendas (half day, full day, follow-up session), and where their numbers come from."""
+    """The agendas (half day; the core course, day by day; the follow-up days), and where their numbers come from."""
     machines = sorted({lesson.machine("cpu") for lesson in all_lessons if lesson.machine("cpu")})
     source = (
-        f"Run times: measured top to bottom by `make execute` on a {', '.join(machines) or 'machine not recorded'} "
-        "(CPU) and, where measured, on a GPU; read from `lessons.toml` by `tools/workshop_agenda.py`. A block is "
-        "explaining + exercises + the CPU run time rounded up to whole minutes; a notebook not measured yet is "
-        f"planned at {UNMEASURED_MINUTES} minutes. Breaks: {BREAK[1]} minutes after each {BREAK_EVERY_MINUTES} "
-        f"minutes of teaching, lunch at the first lesson boundary from {clock(LUNCH_FROM_MINUTES)}."
+        f"Minutes: a solo learner's time for each lesson, measured from the notebook by `tools/reading_time.py` "
+        f"(150 words a minute, 4 s a shown code line, the run time measured by `make execute` on a "
+        f"{', '.join(machines) or 'machine not recorded'}, 1.5 times the planned exercise minutes), rounded up; "
+        f"a notebook not measured yet gets {UNMEASURED_MINUTES} minutes more. The teacher's plan (explaining + "
+        f"exercises, from `lessons.toml`) stands beside it: where it is shorter, learners finish the lesson after "
+        f"the session. Breaks: {BREAK[1]} minutes after each {BREAK_EVERY_MINUTES} minutes of teaching, lunch at "
+        f"the first lesson boundary from {clock(LUNCH_FROM_MINUTES)}; a day ends by {clock(DAY_END_MINUTES)}."
     )
-    tables = [
-        source,
-        agenda_table("Half day", build_blocks(with_breaks(half_day(all_lessons)))),
-        agenda_table("Full day", build_blocks(with_breaks(full_day(all_lessons)))),
-    ]
-    if follow_up(all_lessons):
-        tables.append(agenda_table("Follow-up session", build_blocks(with_breaks(follow_up(all_lessons)))))
+    tables = [source, agenda_table("Half day", build_blocks(with_breaks(half_day(all_lessons))))]
+    for title, chosen in (("The course", core(all_lessons)), ("Follow-up", follow_up(all_lessons))):
+        days = split_days(chosen)
+        for number, day in enumerate(days, 1):
+            name = f"{title}, day {number} of {len(days)}" if len(days) > 1 else title
+            tables.append(agenda_table(name, build_blocks(with_breaks(day))))
     return "\n\n".join(tables)
 
 
