@@ -16,8 +16,8 @@ from notebook_sources import notebook_python
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import SchedulerType
 
-from helpers.trainers import make_trainer
 from helpers.lessons.lesson_05 import callback_event_names
+from helpers.trainers import make_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAINING_ARGUMENT_FIELDS = {field.name for field in dataclasses.fields(TrainingArguments)}

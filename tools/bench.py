@@ -52,12 +52,12 @@ def measure(
 
     import helpers
     from helpers.data import load_reviews, select_examples, tokenize_reviews
-    from helpers.trainers import make_trainer
     from helpers.lessons.lesson_03 import AppliedLRRecorder
     from helpers.lessons.lesson_05 import EventRecorder
     from helpers.lessons.lesson_08 import monitoring_overhead, subclass_vs_callback
     from helpers.lessons.lesson_09 import MEASUREMENT_SETTINGS
     from helpers.performance import compare_padding, default_clock, padding_strategies
+    from helpers.trainers import make_trainer
 
     helpers.setup_notebook(seed=0)
     if not torch.cuda.is_available():

@@ -26,6 +26,7 @@ from nbclient import NotebookClient
 
 from helpers.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
 from tools import reading_time  # noqa: E402
+from tools.blocks import replace_block  # noqa: E402
 from tools.notebook_format import ROOT, apply_shared_parts, colab_badge, course_config  # noqa: E402
 
 README = ROOT / "README.md"
@@ -64,11 +65,9 @@ def syllabus_table() -> str:
 def update_readme() -> None:
     """Rewrite the syllabus table between the README's markers."""
     text = README.read_text(encoding="utf-8")
-    if SYLLABUS_START not in text or SYLLABUS_END not in text:
-        raise ValueError(f"README.md has no {SYLLABUS_START} ... {SYLLABUS_END} markers for the syllabus.")
-    before, rest = text.split(SYLLABUS_START, 1)
-    after = rest.split(SYLLABUS_END, 1)[1]
-    README.write_text(before + SYLLABUS_START + "\n" + syllabus_table() + "\n" + SYLLABUS_END + after, encoding="utf-8")
+    README.write_text(
+        replace_block(text, SYLLABUS_START, SYLLABUS_END, syllabus_table(), "README.md"), encoding="utf-8"
+    )
 
 
 def write_shared_parts(path: Path) -> None:

@@ -33,6 +33,7 @@ from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
 from helpers.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
+from tools.blocks import replace_block  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"
 START, END = "<!-- planning:start -->", "<!-- planning:end -->"
@@ -128,12 +129,9 @@ def with_table(text: str, table: str) -> str:
     """``text`` with the part between the planning markers replaced by ``table``.
 
     Raises:
-        ValueError: the markers are missing.
+        MissingMarkers: the markers are missing.
     """
-    if START not in text or END not in text:
-        raise ValueError(f"docs/workshop.md has no {START} ... {END} markers for the planning table.")
-    before, rest = text.split(START, 1)
-    return before + START + "\n" + table + "\n" + END + rest.split(END, 1)[1]
+    return replace_block(text, START, END, table, "docs/workshop.md")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from helpers.registry import Lesson, lessons  # noqa: E402
+from tools.blocks import replace_block  # noqa: E402
 from tools.reading_time import learner_minutes, read_lesson  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"
@@ -162,11 +163,12 @@ def agenda_markdown(all_lessons: list[Lesson]) -> str:
 
 
 def with_agenda(text: str, agenda: str) -> str:
-    """``text`` with the part between the agenda markers replaced by ``agenda``."""
-    if START not in text or END not in text:
-        raise ValueError(f"the guide has no {START} ... {END} markers; put them where the agenda belongs.")
-    before, rest = text.split(START, 1)
-    return before + START + "\n" + agenda + "\n" + END + rest.split(END, 1)[1]
+    """``text`` with the part between the agenda markers replaced by ``agenda``.
+
+    Raises:
+        MissingMarkers: the guide has no agenda markers.
+    """
+    return replace_block(text, START, END, agenda, "the guide")
 
 
 def main(argv: list[str] | None = None) -> int:
