@@ -252,14 +252,14 @@ def test_validated_callback_rejects_a_non_callback() -> None:
 
 
 def test_metrics_unknown_average() -> None:
-    from helpers.lessons import lesson_04 as metrics
+    from helpers import metrics
 
     with pytest.raises(metrics.MetricsInputError, match="average must be one of"):
         metrics.make_compute_metrics(average="weird")
 
 
 def test_metrics_labels_missing() -> None:
-    from helpers.lessons import lesson_04 as metrics
+    from helpers import metrics
 
     with pytest.raises(metrics.MetricsInputError, match="label_names"):
         metrics.split_predictions([[0.1, 0.9]], None)

@@ -28,7 +28,7 @@ import helpers
 from helpers import capstone
 from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Verdict
 from helpers.checks import lesson_12 as exercises
-from helpers.lessons.lesson_04 import make_compute_metrics
+from helpers.metrics import make_compute_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
 DRAW = 20261203  # the held-out samples of the two runs that must score the same (the check draws its own)

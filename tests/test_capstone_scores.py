@@ -10,7 +10,7 @@ import pytest
 from transformers import EvalPrediction
 
 from helpers.capstone import held_out_metrics
-from helpers.lessons.lesson_04 import make_compute_metrics
+from helpers.metrics import make_compute_metrics
 
 
 @pytest.mark.parametrize("seed", range(5))

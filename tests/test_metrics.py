@@ -1,4 +1,4 @@
-"""The compute_metrics factory lesson 04 writes (its exported code), shared by lessons 06, 07 and the capstone."""
+"""helpers.metrics: the compute_metrics factory of lessons 06, 07 and the capstone (lesson 04 teaches the pattern)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 from sklearn.metrics import f1_score, roc_auc_score
 from transformers import EvalPrediction
 
-from helpers.lessons.lesson_04 import MetricsInputError, make_compute_metrics, softmax, split_predictions
+from helpers.metrics import MetricsInputError, make_compute_metrics, softmax, split_predictions
 
 
 def _binary_case(seed: int = 0, count: int = 40) -> tuple[np.ndarray, np.ndarray]:
@@ -129,3 +129,21 @@ def test_bad_inputs_say_what_to_do() -> None:
         make_compute_metrics()(EvalPrediction(logits[:, :1], labels))
     with pytest.raises(MetricsInputError, match="EvalPrediction"):
         make_compute_metrics()("not a prediction")
+
+
+def test_several_averages_at_once_are_suffixed() -> None:
+    logits, labels = _binary_case(seed=3)
+    predicted = logits.argmax(-1)
+    three = make_compute_metrics(average=["binary", "macro", "weighted"])(EvalPrediction(logits, labels))
+    for average in ("binary", "macro", "weighted"):
+        assert three[f"f1_{average}"] == pytest.approx(f1_score(labels, predicted, average=average, zero_division=0))
+    assert "f1" not in three
+
+
+def test_roc_auc_reads_the_probabilities_not_the_argmax() -> None:
+    logits, labels = _binary_case(seed=5, count=200)
+    logits[:, 1] += 0.8 * labels  # scores that rank positives higher, but not perfectly
+    metrics = make_compute_metrics()(EvalPrediction(logits, labels))
+    from_argmax = roc_auc_score(labels, logits.argmax(-1))
+    assert metrics["roc_auc"] == pytest.approx(roc_auc_score(labels, softmax(logits)[:, 1]))
+    assert metrics["roc_auc"] > from_argmax

@@ -23,7 +23,7 @@ def _args(**settings: Any) -> Any:
 
 
 def _reference(eval_prediction: Any) -> dict[str, float]:
-    from helpers.lessons.lesson_04 import make_compute_metrics
+    from helpers.metrics import make_compute_metrics
 
     metrics = make_compute_metrics(average="macro", probability_metrics=False)(eval_prediction)
     return {"accuracy": metrics["accuracy"], "f1_macro": metrics["f1"]}

@@ -12,7 +12,7 @@ from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
 import helpers
 from helpers import capstone
-from helpers.lessons.lesson_04 import make_compute_metrics
+from helpers.metrics import make_compute_metrics
 
 
 def make_starter_trainer():

@@ -5,8 +5,8 @@ from transformers import DataCollatorWithPadding, TrainerCallback, TrainingArgum
 
 import helpers
 from helpers import capstone
-from helpers.lessons.lesson_04 import make_compute_metrics
 from helpers.lessons.lesson_07 import WeightedLossTrainer
+from helpers.metrics import make_compute_metrics
 
 
 class StopAtTargetF1(TrainerCallback):
