@@ -4,9 +4,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9][0-9]_*.ipynb
-# Offline by default: nothing in the course needs the network once .venv exists.
-OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
-           TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0
+# Offline by default: nothing in the course needs the network once .venv exists. The settings are defined once,
+# in helpers/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
+# runs: the venv's Python when there is one, else $(PYTHON).
+OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --offline),\
+          $(error make: could not read the offline settings: `$(PYTHON) -m helpers.pins --offline` failed))
 
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser
 
@@ -114,7 +116,8 @@ datasheet: venv
 # LADDER=all (default), ends (the oldest and the newest) or versions separated by commas; CHECK=1 compares a fresh
 # run with the committed docs/ladder/results.json instead of writing it. BISECT=1 (a maintainer's command, not CI's)
 # runs the final releases between two rungs whose verdicts differ until each change is between two adjacent
-# releases, then reads 4.8.2's wheel for the lessons' quotes (FRESH=1 runs every release again).
+# releases, then reads the source posts' release's wheel for the lessons' quotes (helpers/pins.py SOURCE_RELEASE;
+# FRESH=1 runs every release again).
 LADDER ?= all
 .PHONY: ladder
 ladder:

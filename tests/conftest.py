@@ -23,6 +23,7 @@ GUARD_DIR = ROOT / "tools" / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
 
+from helpers.pins import OFFLINE_ENV  # noqa: E402
 from tools import suite_order  # noqa: E402
 
 # make test runs in several processes (pytest-xdist): they share the log of the process that started them, so
@@ -33,8 +34,8 @@ _LOG.touch()
 os.environ[course_network_guard.ENABLE_ENV] = "1"
 os.environ[course_network_guard.LOG_ENV] = str(_LOG)
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GUARD_DIR), os.environ.get("PYTHONPATH")]))
-for _name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
-    os.environ.setdefault(_name, "1")
+for _name, _value in OFFLINE_ENV.items():  # the course's one definition (make test sets the same)
+    os.environ.setdefault(_name, _value)
 course_network_guard.install()
 
 

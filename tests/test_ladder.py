@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+from helpers.pins import OFFLINE_ENV, pinned  # noqa: E402
 from tools import ladder  # noqa: E402
 
 
@@ -25,6 +26,47 @@ def results() -> dict:
     return ladder.read_results()
 
 
+def test_the_newest_rung_is_the_pin_and_every_release_is_written_once() -> None:
+    """The pin is requirements.txt's (helpers.pins): the ladder has no constant of its own, nor torch, nor the
+    offline settings, nor the source posts' release."""
+    assert ladder.RELEASES[-1].version == pinned() and ladder.TORCH == f"torch=={pinned('torch')}"
+    assert ladder.OFFLINE is OFFLINE_ENV and ladder.probe_env()["HF_HUB_OFFLINE"] == "1"
+    from helpers.pins import SOURCE_RELEASE
+
+    assert ladder.ERA == SOURCE_RELEASE
+    typed = [
+        f"{path.name}:{number}"
+        for path in sorted((ROOT / "tools" / "ladder").glob("*.py"))
+        if path.name != "probes.py"  # it runs inside other releases' environments: it cannot read helpers.pins
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pinned() in line or f"torch=={pinned('torch')}" in line or f'"{SOURCE_RELEASE}"' in line
+    ]
+    assert typed == [], f"a pinned release typed in the ladder's code: {typed}"
+
+
+def test_the_ladder_is_a_package_of_small_modules_that_shadow_nothing() -> None:
+    """probes.py runs by path (its folder is first on sys.path there): no module beside it may take the name of
+    a standard-library module. probes.py is kept whole; the others hold one concern each, none over 800 lines."""
+    modules = sorted((ROOT / "tools" / "ladder").glob("*.py"))
+    assert {"__init__.py", "__main__.py", "probes.py"} <= {path.name for path in modules}
+    assert not (ROOT / "tools" / "ladder.py").exists()
+    assert [path.stem for path in modules if path.stem in sys.stdlib_module_names] == []
+    long = {path.name: n for path in modules if (n := len(path.read_text().splitlines())) > 800}
+    assert set(long) <= {"probes.py"}, long
+
+
+def test_the_commands_run_as_a_module() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.ladder", "list"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert [line.split()[0] for line in run.stdout.splitlines()] == [item.version for item in ladder.RELEASES]
+    bad = subprocess.run(
+        [sys.executable, "-m", "tools.ladder", "install", "4.8.2"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert bad.returncode == 1 and "is not on the ladder" in bad.stderr
+
+
 def test_results_agree_with_the_probe_list_and_the_releases(results) -> None:
     assert ladder.problems(results) == []
 
@@ -32,15 +74,15 @@ def test_results_agree_with_the_probe_list_and_the_releases(results) -> None:
 def test_the_ladder_is_big_enough(results) -> None:
     assert len(results["releases"]) >= 8
     assert len(results["probes"]) >= 15
-    assert results["releases"][-1] == ladder.COURSE_PIN
-    assert results["releases"] == sorted(results["releases"], key=ladder._key)
+    assert results["releases"][-1] == pinned()
+    assert results["releases"] == sorted(results["releases"], key=ladder.version_key)
 
 
 def test_every_release_ran_in_its_own_environment(results) -> None:
     for version in results["releases"]:
         entry = results["results"][version]
         assert entry["versions"]["transformers"] == version
-        assert entry["versions"]["torch"].startswith("2.13.0")
+        assert entry["versions"]["torch"].split("+")[0] == pinned("torch")
         assert entry["probe_seconds"] > 0 and entry["install_seconds"] > 0
         assert ladder.lock_file(ladder.release(version)).is_file(), f"no lock file for {version}"
 
@@ -52,7 +94,7 @@ def test_the_page_is_generated_from_the_results(results) -> None:
 def test_problems_finds_a_stale_release_and_a_probe_without_results(results) -> None:
     stale = copy.deepcopy(results)
     stale["releases"].append("9.9.9")
-    stale["results"]["9.9.9"] = copy.deepcopy(stale["results"][ladder.COURSE_PIN])
+    stale["results"]["9.9.9"] = copy.deepcopy(stale["results"][pinned()])
     assert any("differ from the ladder" in problem for problem in ladder.problems(stale))
     missing = copy.deepcopy(results)
     first = next(iter(missing["probes"]))
@@ -74,7 +116,7 @@ def test_changes_lists_every_change_of_verdict() -> None:
 
 
 def test_select_and_unknown_releases() -> None:
-    assert [r.version for r in ladder.select("ends")] == [ladder.RELEASES[0].version, ladder.COURSE_PIN]
+    assert [r.version for r in ladder.select("ends")] == [ladder.RELEASES[0].version, pinned()]
     assert len(ladder.select("all")) == len(ladder.RELEASES)
     with pytest.raises(ladder.LadderError, match="not on the ladder"):
         ladder.select("4.8.2")
@@ -94,14 +136,14 @@ def test_probes_import_no_transformers_until_they_run() -> None:
 def test_committed_pin_row_matches_a_fresh_run_on_the_course_environment(results, tmp_path) -> None:
     """Run every probe on the installed transformers (the course's pin): the committed verdicts must not be stale."""
     out = tmp_path / "report.json"
-    env = ladder._probe_env()
+    env = ladder.probe_env()
     run = subprocess.run(
         [sys.executable, str(ladder.PROBES_FILE), str(out)], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     fresh = json.loads(out.read_text())
-    assert fresh["versions"]["transformers"] == ladder.COURSE_PIN
-    committed = results["results"][ladder.COURSE_PIN]["probes"]
+    assert fresh["versions"]["transformers"] == pinned()
+    committed = results["results"][pinned()]["probes"]
     disagree = {
         key: (committed[key]["verdict"], value["verdict"])
         for key, value in fresh["probes"].items()
