@@ -17,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 from helpers.device import versions  # noqa: E402
+from helpers.pins import pinned  # noqa: E402
 from tools import colab_setup  # noqa: E402
 from tools.notebook_format import course_config, setup_cell_source  # noqa: E402
 
@@ -191,10 +192,10 @@ def test_an_imported_package_that_changed_restarts_the_runtime(monkeypatch, caps
     reasons = []
     monkeypatch.setattr(colab_setup, "restart_runtime", reasons.append)
     colab_setup.main()
-    assert installs and installs[0][-1] == "transformers==5.24.0"
+    assert installs and installs[0][-1] == f"transformers=={pinned()}"
     assert len(reasons) == 1 and f"numpy 2.0.2 → {numpy.__version__}" in reasons[0]
     assert "scattertext" not in reasons[0], "scattertext is installed but was never imported: no restart for it"
-    assert "Colab set-up: installing transformers 4.57.1 → 5.24.0" in capsys.readouterr().out
+    assert f"Colab set-up: installing transformers 4.57.1 → {pinned()}" in capsys.readouterr().out
 
 
 def test_a_course_package_imported_at_another_version_is_stale(monkeypatch) -> None:

@@ -33,6 +33,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from helpers.pins import OFFLINE_ENV  # noqa: E402
 from helpers.registry import lessons, record_time  # noqa: E402
 from tools.notebook_format import ROOT, syllabus_names  # noqa: E402
 
@@ -145,9 +146,7 @@ def measure(names: list[str], profile: str, timeout_s: int) -> dict[str, object]
         env = {
             "COURSE_PROFILE": profile,
             "COURSE_RESULTS_DIR": str(figures_dir),
-            "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
+            **OFFLINE_ENV,  # as `make execute` runs them (helpers/pins.py)
             "PYTHONPATH": os.pathsep.join(filter(None, [str(workdir), os.environ.get("PYTHONPATH")])),
         }
         for name in names:

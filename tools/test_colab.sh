@@ -94,18 +94,17 @@ import json
 import os
 import sys
 
+from helpers.pins import OFFLINE_ENV
+
 work, python, kernel = sys.argv[1:]
 env = {
     "PATH": f"{os.path.dirname(python)}:{os.environ['PATH']}",  # `python` is the runtime's, as on Colab
     "IPYTHONDIR": f"{work}/ipython",
     "COURSE_URL": f"file://{work}/course.git",  # instead of https://github.com/<[tool.course] repository>
     "COURSE_DIR": f"{work}/content/course",  # instead of /content/course
-    # The only departure from Colab: this machine cannot reach the Hub (as in `make test`).
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "PYTHONHASHSEED": "0",
+    # The only departure from Colab: this machine cannot reach the Hub, so the kernel gets the course's offline
+    # settings, as in `make test` (helpers/pins.py, OFFLINE_ENV).
+    **OFFLINE_ENV,
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # ipykernel 6.17 on Python 3.11: a debugger warning per start
 }
 spec = {

@@ -57,7 +57,7 @@ fi
 "$PY" -m pip install -q --no-deps -r requirements-nodeps.txt
 "$PY" -m pip install -q --no-deps -e .
 
-PINNED="$(sed -n 's/^transformers==//p' requirements.txt)"
+PINNED="$("$PYTHON" -m helpers.pins transformers)"  # requirements.txt, through helpers/pins.py
 LATEST="$("$PY" -c 'import transformers; print(transformers.__version__)')"
 echo "== 3/4 transformers: pinned $PINNED, installed $LATEST; asking the index for the newest published release"
 # A dry run (nothing installed) of the newest published release with the same requirements: its error is the reason.
@@ -75,8 +75,8 @@ cat "$REPORT_DIR/newest.txt"
 
 echo "== 4/4 unit tests (offline)"
 set +e
-HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1 \
-  TOKENIZERS_PARALLELISM=false PYTHONHASHSEED=0 MPLBACKEND=Agg \
+# shellcheck disable=SC2046  # the offline settings (helpers/pins.py) are NAME=VALUE words without spaces
+env $("$PYTHON" -m helpers.pins --offline) MPLBACKEND=Agg \
   "$PY" -m pytest -q -rfE --tb=line ${PYTEST_ARGS:-tests} 2>&1 | tee "$REPORT_DIR/pytest.txt"
 status=${PIPESTATUS[0]}
 set -e
