@@ -180,11 +180,6 @@ def _pristine() -> dict[str, torch.Tensor]:
     return {name: value for name, value in _template().state_dict().items() if not name.startswith("classifier")}
 
 
-def held_out_f1(model: Any, draw: int | None = None) -> float:
-    """The capstone's score: see :func:`held_out_scores`."""
-    return float(held_out_scores(model, draw)["f1"])
-
-
 def held_out_scores(model: Any, draw: int | None = None) -> dict[str, float]:
     """The capstone's score of ``model``: the F1 of class 1 (scikit-learn's, as lesson 04's metrics compute it), the
     mean over :data:`DRAWS` samples of ``SIZES['held_out']`` held-out reviews at 1 positive in 10, drawn from the
