@@ -9,8 +9,8 @@ uses (:data:`OFFLINE_ENV`, which the Makefile and the shell scripts read through
 
 It imports only the standard library, so tools and tests that run before ``.venv`` exists can read it too::
 
-    python -m helpers.pins                 # 5.24.0 (the pinned transformers)
-    python -m helpers.pins torch --minor   # 2.13
+    python -m helpers.pins                 # the pinned transformers, X.Y.Z
+    python -m helpers.pins torch --minor   # the pinned torch, X.Y
     python -m helpers.pins --offline       # HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 ... (for `env` and make)
 """
 
@@ -72,7 +72,7 @@ def pins(path: Path = REQUIREMENTS) -> dict[str, str]:
 
 
 def pinned(package: str = "transformers") -> str:
-    """The pinned version of ``package``, for example ``pinned()`` gives ``"5.24.0"``.
+    """The pinned version of ``package``: ``pinned()`` gives transformers's, ``"X.Y.Z"``.
 
     Raises:
         KeyError: ``requirements.txt`` has no ``package==version`` line; add one (or fix the name).
@@ -87,20 +87,20 @@ def pinned(package: str = "transformers") -> str:
 
 
 def pinned_minor(package: str = "transformers") -> str:
-    """The pinned release as the lessons name it in verdicts: ``"5.24"`` for ``5.24.0``."""
+    """The pinned release as the lessons name it in verdicts: ``"X.Y"`` for ``X.Y.Z``."""
     return minor(pinned(package))
 
 
 def minor(version: str) -> str:
-    """``"5.24"`` for ``"5.24.0"`` (or ``"2.13.0+cpu"``)."""
+    """``"4.8"`` for ``"4.8.2"`` (or ``"4.8.2+cpu"``)."""
     return ".".join(version.split("+")[0].split(".")[:2])
 
 
 def release_key(version: str) -> tuple[int, ...]:
-    """A final release as a tuple to compare (``"5.9.0"`` < ``"5.24.0"``).
+    """A final release as a tuple to compare (``"5.9.0"`` < ``"5.10.0"``).
 
     Raises:
-        ValueError: ``version`` is not a final release ``X.Y.Z`` (``"5.24"``, ``"5.25.0rc1"``, ``"latest"``).
+        ValueError: ``version`` is not a final release ``X.Y.Z`` (``"5.1"``, ``"5.1.0rc1"``, ``"latest"``).
     """
     if not _RELEASE.fullmatch(version):
         raise ValueError(f"{version!r} is not a final release X.Y.Z (for example 5.25.0)")

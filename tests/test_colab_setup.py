@@ -120,14 +120,14 @@ def test_a_failed_clone_stops_the_notebook_with_one_message_and_no_traceback(tmp
 
 
 def test_plan_keeps_what_colab_has_and_installs_what_it_lacks() -> None:
-    pins = {"numpy": "2.4.6", "pandas": "3.1.1", "transformers": "5.24.0", "evaluate": "0.4.6", "torch": "2.13.0"}
+    pins = {"numpy": "2.4.6", "pandas": "3.1.1", "transformers": pinned(), "evaluate": "0.4.6", "torch": "2.13.0"}
     pins |= {"jupyterlab": "4.6.6", "nbmake": "1.5.5", "datasets": "5.2.0"}
     colab = {"numpy": "2.0.2", "pandas": "2.1.4", "transformers": "4.57.1", "evaluate": None, "torch": "2.8.0+cu126"}
     colab |= {"jupyterlab": None, "nbmake": None, "datasets": "5.2.0"}
     install, kept = colab_setup.plan(pins, colab)
     # numpy 2.0.2 meets the minimum and stays; pandas 2.1 is below it; torch and the test tools are never installed.
     assert kept == {"numpy": "2.0.2"}
-    assert install == {"pandas": "3.1.1", "transformers": "5.24.0", "evaluate": "0.4.6"}
+    assert install == {"pandas": "3.1.1", "transformers": pinned(), "evaluate": "0.4.6"}
     assert colab_setup.plan(pins, {**pins, "numpy": "2.0.2", "pandas": "2.2.2"})[0] == {}
 
 

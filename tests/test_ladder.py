@@ -263,12 +263,12 @@ def test_resolver_reason_quotes_pip_and_names_the_newest_served_version() -> Non
 
 def test_latest_summary_names_the_newest_published_the_tested_and_why() -> None:
     reason = ladder.resolver_reason(PIP_KERNELS)
-    text = ladder.latest_summary("5.25.0", "5.24.0", "5.24.0", reason)
+    text = ladder.latest_summary("5.25.0", "5.23.1", "5.23.1", reason)
     assert text.splitlines() == [
-        "transformers: newest published 5.25.0; installed and tested 5.24.0; the course pins 5.24.0.",
+        "transformers: newest published 5.25.0; installed and tested 5.23.1; the course pins 5.23.1.",
         f"5.25.0 could not be installed here: {reason}.",
     ]
-    same = ladder.latest_summary("5.25.0", "5.25.0", "5.24.0", "")
+    same = ladder.latest_summary("5.25.0", "5.25.0", "5.23.1", "")
     assert "could not" not in same and "5.25.0 is the newest published release." in same
 
 

@@ -55,9 +55,9 @@ def test_the_readers_of_each_format(tmp_path) -> None:
 
 
 def test_release_key_and_minor() -> None:
-    assert pins.release_key("5.9.0") < pins.release_key("5.24.0") < pins.release_key("10.0.0")
-    assert pins.minor("2.13.0+cpu") == "2.13"
-    for bad in ("5.24", "5.25.0rc1", "latest", "v5.25.0"):
+    assert pins.release_key("5.9.0") < pins.release_key("5.10.0") < pins.release_key("10.0.0")
+    assert pins.minor("2.1.0+cpu") == "2.1"
+    for bad in ("5.1", "5.1.0rc1", "latest", "v5.1.0"):
         with pytest.raises(ValueError, match="not a final release X.Y.Z"):
             pins.release_key(bad)
 

@@ -1,10 +1,16 @@
-"""No lesson names a release as "the first" unless the ladder's bisection found a change there.
+"""No lesson names a release as "the first" unless the ladder's bisection found a change there, and no verdict
+names a release that is neither the pin nor one the ladder ran.
 
 A rung of the ladder is not a first release: "5.14.1, the first release that accepts X" is only true when the
 bisection (``python -m tools.ladder bisect``) found the change between 5.14.0 and 5.14.1. The lessons' markdown is
 read; every release that a sentence calls "the first" must be the ``first_new`` of a change in
 ``docs/ladder/results.json``. The reading matches the before-stop hook's (a release followed, within 40
 characters and no full stop, by "the first") and adds the other order ("the first release that ... is X.Y.Z").
+
+A verdict ("holds on X.Y", "does not hold on X.Y", "changed in X.Y.Z", "no longer holds ... X.Y.Z") names the
+pinned release (``helpers.pins.pinned_minor()``, so a bump makes every verdict on the old pin fail here until it is
+re-read) or a release the ladder ran or read (a rung, a release the bisection ran, one the era read from its wheel).
+These tests only read the notebooks.
 """
 
 from __future__ import annotations
@@ -14,6 +20,9 @@ import re
 from pathlib import Path
 
 import pytest
+
+from helpers.pins import pinned, pinned_minor
+from tools.bump import VERDICT
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "ladder" / "results.json"
@@ -115,3 +124,62 @@ def test_a_changed_quote_is_caught() -> None:
     assert (name, line) == ("transformers/training_args.py", 139)
     era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
     assert _words(quoted) not in _words(era["excerpts"]["max_steps_doc"]["text"])
+
+
+def ladder_releases() -> set[str]:
+    """Every release the ladder ran or read: the rungs, the releases the bisection ran, the releases whose wheels
+    the era read, and both ends of every change."""
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    era = results.get("era", {})
+    found = set(results["releases"])
+    found |= {v for v, entry in results.get("bisection", {}).get("releases", {}).items() if "probes" in entry}
+    found |= {v for v, entry in era.get("read", {}).items() if "not_run" not in entry}
+    for change in [*results.get("changes", []), *era.get("changes", [])]:
+        found |= {change["last_old"], change["first_new"]}
+    return found
+
+
+def wrong_verdicts(markdown: str, known: set[str]) -> list[str]:
+    """The verdicts of ``markdown`` that name a release other than the pin and the ``known`` ones."""
+    allowed = {pinned_minor(), pinned(), *known}
+    return [
+        " ".join(match.group(0).split())
+        for match in VERDICT.finditer(markdown)
+        if match.group("release") not in allowed
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "releases"),
+    [
+        ("**holds on 5.24**, **does not hold on 5.24**", ["5.24", "5.24"]),
+        ("> **Claim check** ... **Does not hold on 5.24.** The run shows", ["5.24"]),
+        ("`optim='adamw_hf'` changed in **4.50.0**; 4.49.0 still behaves the old way", ["4.50.0"]),
+        ("**No longer holds**: false today, and the 4.8.2 documentation says", ["4.8.2"]),
+        ("no longer holds. The 4.8.2 wheel reads", []),  # another sentence
+        ("**No longer holds.** Pass the ratio as `warmup_steps=0.1`", []),  # not a release
+        ("holds on trl 1.16 too", []),
+        ("It holds on every release; 5.24 keeps it.", []),
+        ("the 4.8.2 wheel, read by `tools.ladder era`", []),
+    ],
+)
+def test_the_reading_finds_the_release_of_each_verdict(text: str, releases: list[str]) -> None:
+    assert [match.group("release") for match in VERDICT.finditer(text)] == releases
+
+
+def test_a_verdict_on_a_release_the_ladder_never_ran_is_caught() -> None:
+    known = ladder_releases()
+    assert {pinned(), "4.8.2", "4.46.0"} <= known
+    text = f"**holds on {pinned_minor()}**; **does not hold on 5.23**; changed in **4.46.0**; changed in 4.46.9."
+    assert wrong_verdicts(text, known) == ["does not hold on 5.23", "changed in 4.46.9"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
+def test_every_verdict_names_the_pin_or_a_release_the_ladder_ran(path: Path) -> None:
+    wrong = wrong_verdicts(markdown_of(path), ladder_releases())
+    assert wrong == [], (
+        f"{path.name} states a verdict on a release that is neither the pin ({pinned_minor()}, requirements.txt) nor "
+        "one the ladder ran or read (docs/ladder/results.json). After a bump (python -m tools.bump), re-read the "
+        f"claim against a fresh run and write its verdict on {pinned_minor()}; a verdict on another release names "
+        "one the ladder ran (docs/ladder.md):\n  " + "\n  ".join(wrong)
+    )

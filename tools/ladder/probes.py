@@ -1,15 +1,15 @@
 """The ladder's probes: one small run per claim, written to run unchanged on every transformers release of the ladder.
 
-This file runs inside a ladder environment (``.venv-ladder/<version>``, made by ``tools/ladder.py``), where the
-installed transformers may be anything from 4.23 to 5.24, so it imports nothing from the course (no ``helpers``) and
-only the standard library, torch and transformers. Everything is offline: a one-layer BERT built from a config and a
-word-level tokenizer built in memory; nothing is read from the Hub.
+This file runs inside a ladder environment (``.venv-ladder/<version>``, made by ``tools/ladder/``), where the
+installed transformers may be anything from the oldest rung to the course's pin, so it imports nothing from the
+course (no ``helpers``) and only the standard library, torch and transformers. Everything is offline: a one-layer
+BERT built from a config and a word-level tokenizer built in memory; nothing is read from the Hub.
 
 ``python tools/ladder/probes.py OUT.json`` runs every probe and writes, for each, a verdict (``holds``,
 ``does not hold`` or ``cannot run``) and the evidence line that decided it, plus an inventory of the release
 (``TrainingArguments`` fields, ``Trainer`` method signatures, ``TrainerCallback`` events) that
 ``helpers.check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers:
-``tools/ladder.py`` does, with any Python.
+``tools/ladder/`` does, with any Python.
 
 A probe returns ``(holds, evidence)``. It raises :class:`CannotRun` when the release lacks what the claim is about
 (an argument, a method); any other exception is recorded as ``cannot run`` with its type and message, so one broken
@@ -53,7 +53,7 @@ class Probe:
         claim: the claim, worded so that ``holds`` means the claim is true on that release.
         source: who made the claim: a source post's short name (README, "Sources"), or "course" for a statement of
             the lessons or of the learners' pain points.
-        where: the lesson and section (or claim box) that shows it on 5.24, e.g. ``"07 §6"``.
+        where: the lesson and section (or claim box) that shows it on the pinned release, e.g. ``"07 §6"``.
         function: the probe itself.
     """
 
