@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.pins import pinned, pinned_minor
+from helpers.pins import SOURCE_RELEASE, pinned, pinned_minor
 from tools.bump import VERDICT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,9 @@ def test_every_first_release_in_a_lesson_is_a_bisected_change(path: Path) -> Non
 
 
 # "4.8.2, `transformers/trainer.py`, line 204:" then a fenced block: a quote of the wheel that `tools.ladder era` read
-QUOTE = re.compile(r"4\.8\.2, `(transformers/[\w/]+\.py)`, line (\d+):\n```\w*\n(.*?)\n```", re.DOTALL)
+QUOTE = re.compile(
+    re.escape(SOURCE_RELEASE) + r", `(transformers/[\w/]+\.py)`, line (\d+):\n```\w*\n(.*?)\n```", re.DOTALL
+)
 
 
 def era_quotes(markdown: str) -> list[tuple[str, int, str]]:
@@ -107,19 +109,21 @@ def test_the_lessons_quote_4_8_2_from_the_wheel_and_only_what_it_says() -> None:
     era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
     read = {(item["file"], item["line"]): item["text"] for item in era["excerpts"].values()}
     quotes = [(path.name, *quote) for path in NOTEBOOKS for quote in era_quotes(markdown_of(path))]
-    assert len(quotes) >= 10, "the lessons' never-held boxes quote 4.8.2's source"
+    assert len(quotes) >= 10, f"the lessons' never-held boxes quote {SOURCE_RELEASE}'s source"
     wrong = [
         f"{notebook}: {name}, line {line}"
         for notebook, name, line, text in quotes
         if (name, line) not in read or _words(text) not in _words(read[(name, line)])
     ]
     assert wrong == [], (
-        "quotes that are not 4.8.2's text at that line (run `python -m tools.ladder era`):\n" + "\n".join(wrong)
+        f"quotes that are not {SOURCE_RELEASE}'s text at that line (run `python -m tools.ladder era`):\n"
+        + "\n".join(wrong)
     )
 
 
 def test_a_changed_quote_is_caught() -> None:
-    text = "4.8.2, `transformers/training_args.py`, line 139:\n```text\nmax_steps (int): Overrides nothing.\n```\n"
+    text = f"{SOURCE_RELEASE}, `transformers/training_args.py`, line 139:\n"
+    text += "```text\nmax_steps (int): Overrides nothing.\n```\n"
     ((name, line, quoted),) = era_quotes(text)
     assert (name, line) == ("transformers/training_args.py", 139)
     era = json.loads(RESULTS.read_text(encoding="utf-8"))["era"]
@@ -169,7 +173,7 @@ def test_the_reading_finds_the_release_of_each_verdict(text: str, releases: list
 
 def test_a_verdict_on_a_release_the_ladder_never_ran_is_caught() -> None:
     known = ladder_releases()
-    assert {pinned(), "4.8.2", "4.46.0"} <= known
+    assert {pinned(), SOURCE_RELEASE, "4.46.0"} <= known
     text = f"**holds on {pinned_minor()}**; **does not hold on 5.23**; changed in **4.46.0**; changed in 4.46.9."
     assert wrong_verdicts(text, known) == ["does not hold on 5.23", "changed in 4.46.9"]
 

@@ -6,9 +6,10 @@ What it does, in this order, and says as it goes:
    ``environment.yml``) and nothing else: every other file reads the pin through :mod:`helpers.pins`;
 2. re-runs the ladder's newest rung (the pin) on the new release, if it can: a dry run of pip first, and when the
    release cannot be installed with the course's other pins it quotes pip's reason and stops there (nothing is
-   pretended); otherwise it installs the release's environment (``.venv-ladder/X.Y.Z``), runs every probe and lists
-   the claims whose verdict differs from the old pin's committed row, with the lesson section that shows each
-   (the results file is not written: ``make ladder`` records the rung);
+   pretended); otherwise it installs the release's environment (``.venv-ladder/X.Y.Z``, which writes the ladder's
+   lock file ``tools/ladder/locks/X.Y.Z.txt``), runs every probe and lists the claims whose verdict differs from the
+   old pin's committed row, with the lesson section that shows each (the results file is not written:
+   ``make ladder`` records the rung);
 3. lists the notebook cells to re-read: every markdown cell that states a verdict on the old release ("holds on
    X.Y", "does not hold on X.Y", ...), by notebook, cell number and section;
 4. says plainly what it did not do and what is left by hand (re-run the notebooks, the ladder's page and bisection,
@@ -209,8 +210,14 @@ def run_rung(
     rung = ladder.RELEASES[-1]
     if rung.version != report.new:
         raise BumpError(f"the ladder's newest rung is {rung.version}, not the new pin {report.new}")
+    lock = ladder.lock_file(rung)
+    had_lock = lock.is_file()
     try:
         seconds = ladder.install(rung)
+        if not had_lock and lock.is_file():
+            report.ladder.append(
+                f"wrote {lock.relative_to(report.root)} (the release's packages; commit it with the pins)"
+            )
         report.ladder.append(
             f"installed {ladder.venv_of(rung)} in {seconds} s" if seconds else f"{ladder.venv_of(rung)} was there"
         )

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 UV_PIN = "uv==0.13.9"
 LIST_KEYS = {"find-links": "--find-links", "extra-index-url": "--extra-index-url", "constraint": "--constraint"}
 SINGLE_KEYS = {"index-url": "--index-url"}
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"  # PyTorch's own index of CPU-only builds (2.13.0+cpu)
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"  # PyTorch's own index of CPU-only builds (X.Y.Z+cpu)
 # What shows an NVIDIA driver on Linux: its command on PATH, or its kernel module's folder.
 DRIVER_COMMAND = "nvidia-smi"
 DRIVER_PATH = Path("/proc/driver/nvidia")
@@ -224,7 +224,7 @@ def torch_options(
 
 
 def installed_torch(python: str) -> str:
-    """The torch now in the venv, as the install reports it: ``torch 2.13.0+cpu (the CPU build)``."""
+    """The torch now in the venv, as the install reports it: ``torch X.Y.Z+cpu (the CPU build)``."""
     script = (
         "import importlib.metadata as m\n"
         "print(m.version('torch'), any((d.metadata['Name'] or '').startswith('nvidia-') for d in m.distributions()))"
