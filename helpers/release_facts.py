@@ -1,10 +1,10 @@
 """How the course reads a transformers release: the same rules for the ladder's probes and for the old-code checker.
 
 Two readers describe releases: ``tools/ladder/probes.py`` runs inside each ladder environment (transformers 4.23 to
-5.24, no course packages there) and records an inventory of the release; ``helpers.check_old_code`` compares a
-learner's code with the installed release and with those inventories. Both must describe a release in the same
-words, so the rules live here, once. This module imports only the standard library: the probes load it by path
-(``importlib``) in any ladder environment.
+the course's pinned release, no course packages there) and records an inventory of the release;
+``helpers.check_old_code`` compares a learner's code with the installed release and with those inventories. Both
+must describe a release in the same words, so the rules live here, once. This module imports only the standard
+library: the probes load it by path (``importlib``) in any ladder environment.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import check_old_code as migrate
-from helpers.check_old_code import KIND_LESSONS, MigrateError, check_paths, check_source, lesson_for
+from helpers import check_old_code
+from helpers.check_old_code import KIND_LESSONS, CheckOldCodeError, check_paths, check_source, lesson_for
 from helpers.registry import ROOT, lessons
 
 EXAMPLE = ROOT / "docs" / "examples" / "old_trainer_code.py"
@@ -39,7 +40,7 @@ EXPECTED = {
 }
 
 # Cells of the lessons that reproduce a 4.x error on purpose (the post's code, as written). They get no finding once
-# the lessons mark them `# migrate: expected`; until then they are the only findings the notebooks may have.
+# the lessons mark them `# check-old-code: expected`; until then they are the only findings the notebooks may have.
 DEMONSTRATIONS = {
     ("05_callback_events.ipynb", "EpochCounter"),
     ("07_custom_loss.ipynb", "PostMultiTaskTrainer"),
@@ -214,13 +215,19 @@ try:
 except TypeError as error:
     print(error)
 
-class Demo(TrainerCallback):  # migrate: expected (the post's code)
+class Demo(TrainerCallback):  # check-old-code: expected (the post's code)
     def on_epoch_ended(self, args, state, control, **kwargs):
         pass
 """
-    report = migrate._check_units([migrate._Unit("demo.py", source)])
+    report = check_old_code._check_units([check_old_code._Unit("demo.py", source)])
     assert report.findings == []
     assert {f.kind for f in report.expected} == {"renamed-argument", "not-an-event"}
+
+
+def test_only_the_checkers_own_marker_counts() -> None:
+    source = "from transformers import TrainingArguments\nTrainingArguments(output_dir='x', no_cuda=True)  # {}\n"
+    assert check_source(source.format("check-old-code: expected")) == []
+    assert [f.kind for f in check_source(source.format("migrate: expected"))] == ["renamed-argument"]
 
 
 def test_notebook_cells_lines_and_magics(tmp_path) -> None:
@@ -255,7 +262,7 @@ def test_cli_exit_codes_and_output(tmp_path, capsys) -> None:
     assert "fix: warmup_steps=0.1" in flagged.stdout and "taught in: lesson 02" in flagged.stdout
     clean = tmp_path / "clean.py"
     clean.write_text("from transformers import TrainingArguments\nTrainingArguments(eval_strategy='steps')\n")
-    assert migrate.main([str(clean)]) == 0
+    assert check_old_code.main([str(clean)]) == 0
     assert "0 finding(s)" in capsys.readouterr().out
 
 
@@ -276,9 +283,9 @@ def test_clear_errors_for_bad_paths(tmp_path, capsys, name, content, message) ->
     report = check_paths([path])
     assert len(report.errors) == 1 and message in report.errors[0] and str(path) in report.errors[0]
     assert report.exit_status == 2
-    assert migrate.main([str(path)]) == 2
+    assert check_old_code.main([str(path)]) == 2
     assert message in capsys.readouterr().err
-    with pytest.raises(MigrateError, match="at least one"):
+    with pytest.raises(CheckOldCodeError, match="at least one"):
         check_paths([])
 
 
@@ -335,7 +342,7 @@ class Fine(Trainer):
     found = check_source(source)
     assert [(f.line, f.kind) for f in found] == [(5, "method-signature")]
     assert "self._get_train_sampler(train_dataset)" in found[0].message
-    assert [1, []] in migrate.installed_calls()["_get_train_sampler"]  # sampler_fn(dataset)
+    assert [1, []] in check_old_code.installed_calls()["_get_train_sampler"]  # sampler_fn(dataset)
 
 
 def test_a_new_helper_is_only_suspicious_when_nothing_calls_it() -> None:
@@ -1047,7 +1054,7 @@ def test_corpus_precision_recall_and_exit_status(corpus, capsys) -> None:
     with_findings = {row[0] for row in expected}
     for path in files:
         relative = str(path.relative_to(target))
-        assert migrate.main([str(path)]) == (1 if relative in with_findings else 0), relative
+        assert check_old_code.main([str(path)]) == (1 if relative in with_findings else 0), relative
     capsys.readouterr()
 
 
@@ -1059,7 +1066,7 @@ def test_an_unreadable_file_does_not_hide_the_others(corpus, tmp_path, capsys) -
     assert len(mixed.errors) == 2 and any(str(broken) in e for e in mixed.errors)
     assert any("missing.py: no such file" in e for e in mixed.errors)
     assert mixed.findings == report.findings and mixed.exit_status == 2
-    assert migrate.main([str(broken), str(files[0])]) == 2
+    assert check_old_code.main([str(broken), str(files[0])]) == 2
     output = capsys.readouterr()
     assert "cannot parse it as Python" in output.err and str(files[0]) in output.out
 
@@ -1077,3 +1084,70 @@ def test_corpus_run_takes_about_one_transformers_import(tmp_path) -> None:
     assert run.returncode == 0, run.stderr
     import_seconds, check_seconds, count = json.loads(run.stdout.strip().splitlines()[-1])
     assert count > 0 and check_seconds < import_seconds + 2.0, (import_seconds, check_seconds)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The package: one concern a module, small modules, imports that only go down, one reader of the ladder
+# ---------------------------------------------------------------------------------------------------------------
+PACKAGE = ROOT / "helpers" / "check_old_code"
+
+
+def _package_imports() -> dict[str, set[str]]:
+    """``{module: the package's modules it imports}``, read from each module's ``from .x import ...`` lines."""
+    graph = {}
+    for path in sorted(PACKAGE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        graph[path.stem] = {
+            node.module or "__init__" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level == 1
+        }
+        assert not any(isinstance(node, ast.ImportFrom) and node.level > 1 for node in ast.walk(tree)), path
+    return graph
+
+
+def test_package_modules_are_small_typed_and_documented() -> None:
+    paths = sorted(PACKAGE.glob("*.py"))
+    assert len(paths) >= 10
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 800, path.name
+        tree = ast.parse(text)
+        assert ast.get_docstring(tree), f"{path.name} has no module docstring"
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                assert ast.get_docstring(node), f"{path.name}: {node.name} has no docstring"
+            if isinstance(node, ast.FunctionDef):
+                assert node.returns is not None or node.name == "__init__", f"{path.name}: {node.name} return type"
+
+
+def test_package_imports_have_no_cycle() -> None:
+    graph = _package_imports()
+    assert set().union(*graph.values()) <= set(graph), "a module imports one that is not in the package"
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' -> '.join((*path, name))}"
+        if name not in done:
+            for imported in sorted(graph[name]):
+                visit(imported, (*path, name))
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, ())
+    assert all(
+        "__init__" not in imported and "cli" not in imported
+        for name, imported in graph.items()
+        if name not in ("__init__", "__main__")
+    )
+
+
+def test_only_ladder_results_reads_the_ladder() -> None:
+    for path in sorted(PACKAGE.glob("*.py")):
+        if path.stem in ("ladder_results", "__init__"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert not imported & {"ladder", "LADDER_RESULTS", "ROOT"}, path.name
+        reads_json = any(
+            isinstance(node, ast.Import) and "json" in {a.name for a in node.names} for node in ast.walk(tree)
+        )
+        assert not reads_json or path.stem == "sources", f"{path.name} reads JSON: only sources (notebooks) may"

@@ -1,0 +1,173 @@
+"""Findings on TrainingArguments: renamed, removed and unknown arguments, fields a subclass still declares, and
+attributes read from an arguments object.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+
+from helpers.old_arguments import LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
+
+from .installed import _class_fields, _field_default, installed_choices, installed_fields, installed_version
+from .ladder_results import _ladder_old_fields, ladder_history, ladder_removal
+from .library_calls import _instance_attributes
+from .resolve import _Arguments
+from .syntax import _declared_default, _field_value
+from .values import ValueChecks
+from .visitor import _from_dict
+
+
+def _old_fate(name: str) -> Fate | None:
+    """What became of a 4.x TrainingArguments name (the course's map, ``helpers.old_arguments``), or ``None``."""
+    return {**TRAINING_ARGUMENTS_4_8_2, **LATER_ARGUMENTS}.get(name)
+
+
+def _is_old_argument(name: str) -> bool:
+    """A TrainingArguments name that 4.x had and the installed release does not."""
+    fate = _old_fate(name)
+    return name not in installed_fields() and (
+        (fate is not None and fate.status in (RENAMED, REMOVED)) or name in _ladder_old_fields()
+    )
+
+
+def _argument_finding(name: str, value: str, fields: frozenset[str] | None = None) -> tuple[str, str, str]:
+    """(kind, message, fix) for a TrainingArguments keyword the installed release does not have."""
+    fields = installed_fields() if fields is None else fields
+    release = installed_version()
+    fate = _old_fate(name)
+    when = ladder_history(f"argument_{name}") or ladder_removal(name)
+    if fate is not None and fate.status == RENAMED and fate.new_name in fields:
+        return (
+            "renamed-argument",
+            f"TrainingArguments has no `{name}` on {release}: it was renamed `{fate.new_name}`{when}",
+            f"{fate.new_name}={value}" + (f" ({fate.note})" if fate.note else ""),
+        )
+    if fate is not None and fate.status == REMOVED:
+        return (
+            "removed-argument",
+            f"TrainingArguments has no `{name}` on {release}: it was removed{when}",
+            _fix(name, value, fate),
+        )
+    close = difflib.get_close_matches(name, sorted(fields), n=1, cutoff=0.75)
+    if when and "never saw" not in when:
+        return (
+            "removed-argument",
+            f"TrainingArguments has no `{name}` on {release}: it was removed{when}",
+            f"use `{close[0]}` if that is what it set; otherwise delete it" if close else "delete it",
+        )
+    return (
+        "unknown-argument",
+        f"TrainingArguments has no `{name}` on {release} (a typo, or an argument from another library)",
+        f"did you mean `{close[0]}`?" if close else "check the name against `dataclasses.fields(TrainingArguments)`",
+    )
+
+
+def _fix(name: str, value: str, fate: Fate) -> str:
+    """The replacement for a removed argument ``name=value``; for a choice (``group_by_length=x`` becomes a
+    ``train_sampling_strategy``) a value that is not a literal keeps its condition, so nothing else changes."""
+    note = "" if fate.note.startswith("use ") else f" ({fate.note})"
+    if not fate.new_name:
+        return f"delete it: {fate.note}"
+    if fate.new_value is None:
+        return f"{fate.new_name}={value}{note}"
+    if value == "False":
+        return f"delete it: {value} was the default"
+    if value == "True":
+        return f"{fate.new_name}={fate.new_value!r} in place of {name}={value}{note}"
+    default = _field_default(fate.new_name)
+    return (
+        f"{fate.new_name}={fate.new_value!r} if {value} else {default!r} in place of {name}={value} "
+        f"(the same choice: {fate.new_value!r} only when {value} is true){note}"
+    )
+
+
+class ArgumentChecks(ValueChecks):
+    """TrainingArguments(...) keywords, declared fields and attributes the installed release lacks."""
+
+    def _arguments_call(self, node: ast.Call, arguments: _Arguments) -> None:
+        """``TrainingArguments(...)`` (or a subclass, or a trl config): keywords the class no longer has, and
+        removed values."""
+        for keyword, holder in self._keywords(node):
+            if keyword.arg in arguments.fields:
+                self._choice(keyword.arg, keyword.value, arguments.name)
+                continue
+            if not arguments.closed and not _is_old_argument(keyword.arg):
+                continue  # a subclass from elsewhere may declare it
+            if id(keyword.value) in self.reported_keys:
+                continue  # the same dict given to a second call
+            self.reported_keys.add(id(keyword.value))
+            value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
+            kind, message, fix = _argument_finding(keyword.arg, value, arguments.fields)
+            message = message.replace("TrainingArguments has", f"{arguments.name} has", 1)
+            if holder is not None:
+                message, fix = _from_dict(message, fix, keyword.arg, holder, arguments.name)
+            self._add(keyword.value, kind, message, fix)
+
+    def _argument_attribute(self, node: ast.Attribute, arguments: _Arguments) -> None:
+        """``training_args.overwrite_output_dir``: a field read or set on an arguments object that no longer has it."""
+        name = node.attr
+        if name in arguments.fields or hasattr(arguments.root, name) or not _is_old_argument(name):
+            return
+        if name in _instance_attributes(arguments.root):
+            return  # no longer a field, but the installed class still sets it on the instance (``_n_gpu``)
+        fate = _old_fate(name)
+        owner = ast.unparse(node.value)
+        verb = "read" if isinstance(node.ctx, ast.Load) else "set"
+        if fate is not None and fate.status == RENAMED:
+            fix = f"{verb} `{owner}.{fate.new_name}`"
+        elif fate is not None and fate.new_name and fate.new_value is not None:
+            test = "test it for" if verb == "read" else "set it to"
+            fix = f"{verb} `{owner}.{fate.new_name}` and {test} {fate.new_value!r} ({fate.note})"
+        elif fate is not None and fate.new_name:
+            fix = f"{verb} `{owner}.{fate.new_name}` ({fate.note})"
+        elif fate is not None:
+            fix = f"delete it: {fate.note}"
+        else:
+            fix = "delete it, or declare the field in your own TrainingArguments subclass"
+        reading = isinstance(node.ctx, ast.Load)
+        self._add(
+            node,
+            "removed-attribute",
+            f"`{ast.unparse(node)}`: {arguments.name} has no `{name}` on {installed_version()}"
+            f"{ladder_removal(name)}: "
+            + ("reading it raises AttributeError" if reading else "setting it changes nothing the Trainer reads"),
+            fix,
+            catches="AttributeError",
+        )
+
+    def _fields(self, node: ast.ClassDef, arguments: _Arguments) -> None:
+        """Fields of a TrainingArguments subclass that 4.x read and the installed Trainer no longer does."""
+        for item in node.body:
+            if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+                continue
+            name = item.target.id
+            default = _declared_default(item)
+            if name in installed_choices() and default is not None:
+                self._choice(name, default, node.name)
+            if name in _class_fields(arguments.root) or not _is_old_argument(name):
+                continue
+            fate = _old_fate(name)
+            value = _field_value(item)
+            if fate is not None and fate.status == RENAMED:
+                fix = f"delete the field and use `{fate.new_name}` (give it the default {value} if you need it)"
+            elif fate is not None and fate.new_name and fate.new_value is not None:
+                fix = (
+                    "delete the field: False was the default"
+                    if value == "False"
+                    else f"delete the field and default `{fate.new_name}` to {fate.new_value!r}"
+                    + ("" if value == "True" else f" when {value} is true")
+                )
+            elif fate is not None and fate.new_name:
+                fix = f"delete the field and default `{fate.new_name}` to {value} ({fate.note})"
+            elif fate is not None:
+                fix = f"delete it: {fate.note}"
+            else:
+                fix = "delete it, or read it yourself: the Trainer no longer does"
+            self._add(
+                item,
+                "removed-field",
+                f"`{node.name}` declares `{name}`, which {installed_version()}'s TrainingArguments no longer has"
+                f"{ladder_removal(name)}: the field is accepted, but the Trainer never reads it",
+                fix,
+            )

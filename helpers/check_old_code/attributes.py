@@ -1,0 +1,86 @@
+"""Findings on attributes a Trainer subclass reads from ``self``: ``self.tokenizer``, removed methods and
+attributes the installed Trainer no longer sets.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .file_facts import _attributes_set
+from .installed import _library_release
+from .ladder_results import ladder_attribute_removal, ladder_method_removal, oldest_release
+from .library_calls import _instance_attributes
+from .resolve import _Chain
+from .syntax import _assigns_self, _defines, _is_name
+from .visitor import _Visitor
+
+
+class AttributeChecks(_Visitor):
+    """``self.<name>`` in a Trainer subclass that the installed class no longer has."""
+
+    def _tokenizer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        """``self.tokenizer`` in a Trainer subclass whose library class no longer has it (once a class)."""
+        if chain.root is None or chain.unknown or hasattr(chain.root, "tokenizer"):
+            return
+        if any(_assigns_self(local.node, "tokenizer") for local in chain.locals):
+            return
+        key = id(chain.locals[0].node) if chain.locals else id(chain.root)
+        if key in self.reported_tokenizer:
+            return
+        self.reported_tokenizer.add(key)
+        self._add(
+            node,
+            "tokenizer-attribute",
+            f"`self.tokenizer` in `{owner}`: {chain.root.__name__} ({_library_release(chain.root)}) has no "
+            "`tokenizer` attribute, so reading it raises AttributeError (this class reads it on other lines too "
+            "where it says self.tokenizer)",
+            "self.processing_class",
+            catches="AttributeError",
+        )
+
+    def _removed_method(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        """``self.name`` or ``super().name`` in a Trainer subclass: a method the ladder saw the Trainer lose."""
+        name = node.attr
+        if chain.root is None or name.startswith("__") or hasattr(chain.root, name):
+            return
+        if any(_defines(local.node, name) or _assigns_self(local.node, name) for local in chain.locals):
+            return
+        removed = ladder_method_removal(name)
+        if not removed or "never saw" in removed:
+            self._removed_trainer_attribute(node, owner, chain)
+            return
+        self._add(
+            node,
+            "removed-method",
+            f"`{owner}` uses `{ast.unparse(node)}`, which {_library_release(chain.root)} no longer has{removed}",
+            "find the method that replaced it in the installed trainer.py (prediction_loop: evaluation_loop)",
+            catches="AttributeError",
+        )
+
+    def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
+        """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
+        neither sets nor has; or a name nothing sets at all, neither the installed class nor this file
+        (``self._max_length`` of a 4.1x Seq2SeqTrainer, ``self._get_batch_logps`` of an older trl)."""
+        name = node.attr
+        if chain.unknown or not _is_name(node.value, "self") or name in _instance_attributes(chain.root):
+            return
+        from transformers import Seq2SeqTrainer
+
+        release = _library_release(chain.root)
+        removed = ladder_attribute_removal(name, issubclass(chain.root, Seq2SeqTrainer))
+        if removed is not None and "never saw" not in removed:
+            message = f"{chain.root.__name__} ({release}) does not set `{name}`{removed}"
+        elif name.startswith("__") or name in _attributes_set(self.module):
+            return  # set somewhere in this file (or a mangled name): not ours to judge
+        else:
+            message = (
+                f"neither {chain.root.__name__} ({release}) nor this file defines or sets `{name}` (the ladder, "
+                f"from {oldest_release()}, never saw the Trainer have it: it belongs to an older release)"
+            )
+        self._add(
+            node,
+            "removed-attribute",
+            f"`self.{name}` in `{owner}`: {message}: reading it raises AttributeError",
+            f"find what replaced `{name}` in the installed {chain.root.__module__} (or set it yourself in __init__)",
+            catches="AttributeError",
+        )

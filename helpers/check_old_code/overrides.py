@@ -1,0 +1,194 @@
+"""Findings on overrides: a method whose signature the installed Trainer no longer calls correctly, ``super()``
+calls that no longer fit, and methods that override nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import inspect
+
+from helpers.release_facts import describe
+
+from .file_facts import _referenced
+from .installed import _library_release, _methods
+from .ladder_results import (
+    _ladder_accepted_call,
+    _ladder_changed_caller,
+    _ladder_ever_fitted,
+    ladder_call_change,
+    ladder_method_removal,
+)
+from .library_calls import _call_sites, _calls
+from .resolve import _Chain
+from .signatures import _bind, _bind_described, _call_text, _described_function, _merged, _plain, _widened
+from .syntax import _is_other_class, _is_super, _method, _unpacks
+from .trainer_calls import TrainerCallChecks
+
+# Methods that 4.x tutorials override but that no Trainer release ever had: what to override instead.
+NEVER_TRAINER_METHODS = {
+    "evaluation_step": "prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None)",
+    "validation_step": "prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None)",
+    "eval_step": "prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None)",
+    "train_step": "training_step(self, model, inputs, num_items_in_batch=None)",
+}
+
+
+def _replaced(chain: _Chain | None) -> frozenset[str]:
+    """The methods that the file's own classes in ``chain`` define without handing on to the class above
+    (``super().name(...)`` or ``Trainer.name(self, ...)``): the library's versions of them never run."""
+    names: set[str] = set()
+    for local in chain.locals if chain is not None else []:
+        for item in local.node.body:
+            if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and not any(
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == item.name
+                and (_is_super(node.func.value) or _is_other_class(node.func.value))
+                for node in ast.walk(item)
+            ):
+                names.add(item.name)
+    return frozenset(names)
+
+
+class OverrideChecks(TrainerCallChecks):
+    """Overrides and ``super()`` calls in Trainer subclasses."""
+
+    def _super_call(self, node: ast.Call) -> None:
+        """``super().name(...)`` in a Trainer subclass: does the installed method still take this call?"""
+        context = self._trainer_context()
+        if context is None or not isinstance(node.func, ast.Attribute) or not self.class_stack:
+            return
+        owner, chain = context
+        name = node.func.attr
+        parents = chain.locals[1:]
+        if any(_method(local.node, name) is not None for local in parents) or chain.root is None:
+            return
+        if name == "__init__":
+            if chain.unknown:
+                return
+            parent = _Chain(parents, chain.root, [])
+            self._trainer_call(node, "super().__init__", parent)
+            return
+        signature = _methods(chain.root).get(name)
+        if signature is None or _unpacks(node):
+            return
+        params = [describe(p) for p in list(signature.parameters.values())[1:]]
+        keywords = [k.arg for k in node.keywords]
+        why = _bind_described(params, len(node.args), keywords)
+        if why is None or not _ladder_accepted_call(name, len(node.args), keywords):
+            return
+        self._add(
+            node,
+            "call-signature",
+            f"`{ast.unparse(node.func)}(...)` in `{owner}` no longer fits {_library_release(chain.root)}: "
+            f"{name}{_plain(signature)} is what it takes, and {why}",
+            f"call it as {ast.unparse(node.func)}{_plain(signature, skip_self=True)}",
+        )
+
+    def _override(
+        self,
+        owner: str,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        root: type,
+        name: str,
+        chain: _Chain | None = None,
+    ) -> None:
+        """A Trainer method overridden (or patched onto the class): does the installed Trainer still call it
+        correctly?"""
+        if name.startswith("__"):
+            return
+        methods = _methods(root)
+        if name not in methods:
+            self._missing_method(owner, function, root, chain)
+            return
+        signature = methods[name]
+        replaced = _replaced(chain) - {name}  # callers the file's classes replace: their calls never happen
+        sites = _call_sites(root).get(name, {})
+        calls = _merged(sites, replaced)
+        failures = [(shape, why) for shape in calls if (why := _bind(function, shape))]
+        fits = lambda shape: _bind(function, shape) is None  # noqa: E731
+        caller = None
+        if failures and not _ladder_ever_fitted(name, fits, replaced):
+            failing = [c for c, shapes in sorted(sites.items()) if c not in replaced and not all(map(fits, shapes))]
+            caller = _ladder_changed_caller(name, fits, failing)
+            if caller is None:
+                return  # no release on the ladder called it in a way this override takes: not something 5.x changed
+            failures = [(shape, why) for shape in sites[caller] if (why := _bind(function, shape))]
+        if failures:
+            shape, why = failures[0]
+            problem = f"its {root.__name__} calls `{_call_text(name, shape, signature)}`, and {why}"
+        else:
+            moved = self._moved(function, signature, calls)
+            if not moved:
+                return
+            problem = f"{moved}: the Trainer passes its arguments by position, so they land in the wrong parameters"
+        change = ladder_call_change(name, fits, replaced, caller) if failures else ""
+        kind = {"compute_loss": "compute-loss-signature", "training_step": "training-step-signature"}.get(
+            name, "method-signature"
+        )
+        wanted = _plain(signature) if signature is not None else "(...)"
+        if failures and (widened := _widened(function, calls, signature)):
+            wanted = widened  # its own parameters kept: the file's own calls of it go on working
+        self._add(
+            function,
+            kind,
+            f"`{owner}.{name}` no longer fits {_library_release(root)}: {problem}{change}",
+            f"def {name}{wanted}: ..."
+            + (" (and pass every argument on to super())" if name in ("training_step", "compute_loss") else ""),
+        )
+
+    @staticmethod
+    def _moved(function: ast.FunctionDef, signature: inspect.Signature | None, calls: list) -> str:
+        """``"`model` is parameter 2 here but 3 in the Trainer"`` when a name sits at another position that the
+        Trainer fills by position."""
+        if signature is None or not calls:
+            return ""
+        filled = max(count for count, _ in calls)
+        installed = [
+            p.name
+            for p in list(signature.parameters.values())[1:]
+            if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        ]
+        positional = [p.rstrip("=") for p in _described_function(function) if not p.startswith(("*", "^"))]
+        for index, name in enumerate(positional[: min(len(installed), filled)]):
+            if name != installed[index] and name in installed:
+                return f"`{name}` is parameter {index + 1} here but {installed.index(name) + 1} in the Trainer"
+        return ""
+
+    def _missing_method(self, owner: str, function: ast.FunctionDef, root: type, chain: _Chain | None) -> None:
+        """An override of a method the library class does not have: a removed method, a misspelling, or a 4.x
+        tutorial's name."""
+        name = function.name
+        release = _library_release(root)
+        if _referenced(self.module, name, function):
+            return  # the file calls it itself: a helper of its own, not a hook the Trainer should call
+        if name in NEVER_TRAINER_METHODS:
+            self._add(
+                function,
+                "missing-method",
+                f"`{owner}.{name}` overrides nothing: no Trainer release has `{name}`, so evaluation and "
+                "training never call it",
+                f"override {NEVER_TRAINER_METHODS[name]}",
+            )
+            return
+        removed = ladder_method_removal(name)
+        if removed and "never saw" not in removed and root.__module__.startswith("transformers"):
+            self._add(
+                function,
+                "missing-method",
+                f"`{owner}.{name}` overrides `Trainer.{name}`, which {release} no longer has{removed}: "
+                "nothing calls it",
+                "find the method that replaced it in the installed trainer.py, and override that",
+            )
+            return
+        called = sorted(_calls(root))
+        close = difflib.get_close_matches(name, called, n=1, cutoff=0.85)
+        if close and close[0] != name and close[0].startswith("_") == name.startswith("_"):
+            self._add(
+                function,
+                "missing-method",
+                f"`{owner}.{name}` is not a method of {root.__name__} ({release}), and nothing calls it; "
+                f"the Trainer calls `{close[0]}`",
+                f"rename it `{close[0]}` if it was meant to replace that method",
+            )

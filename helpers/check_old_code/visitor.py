@@ -1,0 +1,184 @@
+"""The checker's walk over one file's syntax tree: its state (the classes, functions, scopes and ``try`` blocks it
+is in) and its bookkeeping (a finding, expected or not). Each kind of finding adds its checks in its own module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .findings import MARKER, Finding, lesson_for
+from .installed import _imports_work
+from .resolve import _Arguments, _Chain, _is_trainer, _Module
+from .scopes import _is_self_args, _Scope, _trainer_arguments
+from .sources import _Unit
+from .syntax import _dict_items, _is_name, _statements, _terminal
+
+
+def _from_dict(message: str, fix: str, key: str, holder: str, callee: str) -> tuple[str, str]:
+    """A keyword's finding (``eval_strategy="no"``) said for the key of a dict passed on to ``callee`` with ``**``."""
+    message += f" (the key {key!r} of `{holder}`, passed to {callee} with **)"
+    new = re.match(r"(\w+)=", fix)
+    if new and new.group(1) != key:
+        return message, f"{fix}: write the key {new.group(1)!r} in `{holder}` in place of {key!r}"
+    return message, f"{fix} (the key {key!r} in `{holder}`)"
+
+
+class _Visitor(ast.NodeVisitor):
+    """The state and bookkeeping that every kind of check uses."""
+
+    def __init__(self, unit: _Unit, module: _Module, lines: list[str], module_scope: _Scope) -> None:
+        """Walk ``unit`` (a file or a cell) of ``module``, whose module-level names are ``module_scope``."""
+        self.unit, self.module, self.lines = unit, module, lines
+        self.found: list[tuple[Finding, bool]] = []
+        self.try_stack: list[set[str]] = []
+        self.marked_stack: list[bool] = []
+        self.class_stack: list[tuple[ast.ClassDef, _Chain]] = []
+        self.function_stack: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.scopes: list[_Scope] = [module_scope]
+        self.reported_tokenizer: set[int] = set()
+        self.reported_values: set[int] = set()
+        self.reported_keys: set[int] = set()
+        self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
+        self.patched = module.patched()
+        self.patched_events = module.patched_events()
+
+    # -- bookkeeping ----------------------------------------------------------------------------------------------
+    def _marked(self, line: int) -> bool:
+        """Whether line ``line`` carries the marker ``# check-old-code: expected``."""
+        return 0 < line <= len(self.lines) and MARKER in self.lines[line - 1]
+
+    def _add(self, node: ast.AST, kind: str, message: str, fix: str, catches: str = "TypeError") -> None:
+        """Record a finding at ``node``, expected when a ``try`` around it catches ``catches`` or the line is marked."""
+        line = getattr(node, "lineno", 1)
+        finding = Finding(self.unit.path, line, kind, message, fix, lesson_for(kind), self.unit.cell)
+        if any(f.line == line and f.kind == kind and f.message == message for f, _ in self.found):
+            return  # the same name read twice on one line: one finding
+        caught = any(catches in handled or "Exception" in handled for handled in self.try_stack)
+        expected = caught or self._marked(line) or any(self.marked_stack)
+        self.found.append((finding, expected))
+
+    def visit_Try(self, node: ast.Try) -> None:
+        """A ``try``: its handlers make findings in its body expected; an ``except ImportError`` fallback is skipped."""
+        handled = set()
+        for handler in node.handlers:
+            if handler.type is None:
+                handled.add("Exception")
+            for item in handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]:
+                if item is not None and (name := _terminal(item)):
+                    handled.add(name)
+        self.try_stack.append(handled)
+        for statement in node.body:
+            self.visit(statement)
+        self.try_stack.pop()
+        fallback = bool(handled & {"ImportError", "ModuleNotFoundError", "Exception"}) and _imports_work(node.body)
+        self.fallbacks += fallback
+        for handler in node.handlers:
+            self.visit(handler)
+        self.fallbacks -= fallback
+        for part in (*node.orelse, *node.finalbody):
+            self.visit(part)
+
+    visit_TryStar = visit_Try
+
+    def _trainer_context(self) -> tuple[str, _Chain] | None:
+        """The Trainer class (name and chain) whose method is being read, or a function patched onto a Trainer."""
+        if self.class_stack and self.function_stack:
+            owner, chain = self.class_stack[-1]
+            if _is_trainer(chain):
+                return owner.name, chain
+        for function in self.function_stack:
+            if function.name in self.patched and not self.class_stack:
+                cls = self.patched[function.name][0]
+                return f"{cls.__name__} (patched)", _Chain([], cls, [])
+        return None
+
+    def _arguments_of(self, node: ast.AST) -> _Arguments | None:
+        """The arguments class of an expression: a bound name, ``self.args`` in a Trainer, or a field of one of the
+        file's dataclasses that holds an arguments object (``script_args.reward_config``)."""
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.scopes):
+                if node.id in scope.arguments:
+                    return scope.arguments[node.id]
+                if node.id in scope.assigned:
+                    return None
+            return None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            for scope in reversed(self.scopes):
+                if node.value.id in scope.holders:
+                    return scope.holders[node.value.id].get(node.attr)
+                if node.value.id in scope.arguments or node.value.id in scope.assigned:
+                    break
+        if _is_self_args(node) and self._trainer_context() is not None:
+            return _trainer_arguments(self.module)
+        return None
+
+    def _keywords(self, node: ast.Call) -> list[tuple[ast.keyword, str | None]]:
+        """The call's keywords, with ``**kwargs`` opened where the file builds that dict itself: each keyword
+        comes with the dict's name (``None`` for a keyword written in the call)."""
+        keywords: list[tuple[ast.keyword, str | None]] = []
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                keywords.append((keyword, None))
+                continue
+            opened = self._dict_keywords(keyword.value, node)
+            keywords.extend((item, ast.unparse(keyword.value)) for item in opened)
+        return keywords
+
+    def _dict_keywords(self, value: ast.AST, call: ast.Call) -> list[ast.keyword]:
+        """The string keys (as keywords) of ``**value``: a dict written in the call (``**{"k": v}``,
+        ``**dict(k=v)``), or a name that the enclosing function (or the module) binds only to such a dict and
+        fills before the call with ``name["k"] = v`` or ``name.update(...)``. A name bound to anything else, or
+        given as a parameter, is not opened: its keys cannot be read."""
+        opened = _dict_items(value)
+        if opened is not None or not isinstance(value, ast.Name):
+            return opened or []
+        function = self.function_stack[-1] if self.function_stack else None
+        if function is not None and value.id in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+            return []
+        body = function.body if function is not None else self.unit.tree.body
+        keywords: list[ast.keyword] = []
+        bound = False
+        for statement in _statements(body):
+            if getattr(statement, "lineno", 0) >= call.lineno:
+                break
+            if isinstance(statement, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                for target in targets:
+                    if _is_name(target, value.id):
+                        items = _dict_items(statement.value) if isinstance(statement, ast.Assign) else None
+                        if items is None:
+                            return []  # bound to something whose keys this file does not show
+                        keywords, bound = items, True
+                    elif (
+                        isinstance(target, ast.Subscript)
+                        and _is_name(target.value, value.id)
+                        and isinstance(target.slice, ast.Constant)
+                        and isinstance(target.slice.value, str)
+                    ):
+                        keywords.append(ast.keyword(arg=target.slice.value, value=statement.value))
+                    elif any(_is_name(part, value.id) for part in ast.walk(target)):
+                        return []
+            elif (
+                isinstance(statement, ast.Expr)
+                and isinstance(call_ := statement.value, ast.Call)
+                and isinstance(call_.func, ast.Attribute)
+                and call_.func.attr == "update"
+                and _is_name(call_.func.value, value.id)
+            ):
+                items = _dict_items(call_.args[0]) if call_.args else []
+                if items is None:
+                    return []
+                keywords += items + [k for k in call_.keywords if k.arg is not None]
+        return keywords if bound else []
+
+    def _aliased(self, callee: ast.AST) -> list[ast.AST]:
+        """The classes a called name stands for: itself, or each class the function assigned to it
+        (``FinetuningTrainer = PeftTrainer`` and ``FinetuningTrainer = Trainer``); reported once for all of them."""
+        if isinstance(callee, ast.Name):
+            for scope in reversed(self.scopes):
+                if callee.id in scope.aliases:
+                    return scope.aliases[callee.id]
+                if callee.id in scope.assigned:
+                    return []
+        return [callee]
