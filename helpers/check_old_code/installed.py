@@ -37,7 +37,7 @@ def _installed_library(library: str) -> str | None:
 
 
 def _library_release(cls: type) -> str:
-    """``transformers 5.24.0`` or ``trl 1.16.0``: the library and release that ``cls`` comes from."""
+    """``transformers X.Y.Z`` or ``trl X.Y.Z``: the library and the installed release that ``cls`` comes from."""
     library = cls.__module__.split(".")[0]
     return f"{library} {importlib.import_module(library).__version__}"
 
