@@ -156,14 +156,14 @@ def wrong_verdicts(markdown: str, known: set[str]) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "releases"),
     [
-        ("**holds on 5.24**, **does not hold on 5.24**", ["5.24", "5.24"]),
-        ("> **Claim check** ... **Does not hold on 5.24.** The run shows", ["5.24"]),
+        ("**holds on 5.1**, **does not hold on 5.1**", ["5.1", "5.1"]),
+        ("> **Claim check** ... **Does not hold on 5.1.** The run shows", ["5.1"]),
         ("`optim='adamw_hf'` changed in **4.50.0**; 4.49.0 still behaves the old way", ["4.50.0"]),
         ("**No longer holds**: false today, and the 4.8.2 documentation says", ["4.8.2"]),
         ("no longer holds. The 4.8.2 wheel reads", []),  # another sentence
         ("**No longer holds.** Pass the ratio as `warmup_steps=0.1`", []),  # not a release
         ("holds on trl 1.16 too", []),
-        ("It holds on every release; 5.24 keeps it.", []),
+        ("It holds on every release; 5.1 keeps it.", []),
         ("the 4.8.2 wheel, read by `tools.ladder era`", []),
     ],
 )
