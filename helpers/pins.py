@@ -92,7 +92,7 @@ def pinned_minor(package: str = "transformers") -> str:
 
 
 def minor(version: str) -> str:
-    """``"4.8"`` for ``"4.8.2"`` (or ``"4.8.2+cpu"``)."""
+    """``"4.23"`` for ``"4.23.1"`` (or ``"4.23.1+cpu"``)."""
     return ".".join(version.split("+")[0].split(".")[:2])
 
 
