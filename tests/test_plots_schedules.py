@@ -85,8 +85,8 @@ def test_the_applied_rate_of_a_real_run_is_the_curve() -> None:
     """Lesson 03's exported recorder, on a run built by lesson 01's factory: the rate each update used is the
     planned curve, and the last linear update uses peak / (N - warmup), not 0."""
     from helpers.checks import fixtures
-    from helpers.trainers import make_trainer
     from helpers.lessons.lesson_03 import AppliedLRRecorder
+    from helpers.trainers import make_trainer
 
     recorder = AppliedLRRecorder()
     trainer = make_trainer(
