@@ -9,11 +9,20 @@ import difflib
 
 from helpers.old_arguments import LATER_ARGUMENTS, REMOVED, RENAMED, TRAINING_ARGUMENTS_4_8_2, Fate
 
-from .installed import _class_fields, _field_default, installed_choices, installed_fields, installed_version
+from .installed import (
+    _class_fields,
+    _field_default,
+    _library_release,
+    installed_choices,
+    installed_fields,
+    installed_version,
+)
 from .ladder_results import _ladder_old_fields, ladder_history, ladder_removal
 from .library_calls import _instance_attributes
-from .resolve import _Arguments
-from .syntax import _declared_default, _field_value
+from .resolve import _Arguments, _arguments
+from .scopes import _parser_classes
+from .syntax import _declared_default, _dict_items, _field_value, _is_name, _statements
+from .trl_history import TRL_OLD_RELEASE, TRL_REMOVED_FIELDS, TRL_RENAMED
 from .values import ValueChecks
 from .visitor import _from_dict
 
@@ -82,6 +91,34 @@ def _fix(name: str, value: str, fate: Fate) -> str:
     )
 
 
+def _trl_field_finding(config: type, name: str, value: str, found: tuple[str, str, str]) -> tuple[str, str, str]:
+    """(kind, message, fix) for a keyword a trl config class does not take: a field trl renamed or removed is said
+    so (not called a typo); a 4.x TrainingArguments name keeps the finding ``found`` of :func:`_argument_finding`."""
+    release = _library_release(config)
+    if _is_old_argument(name):
+        return found
+    if TRL_RENAMED.get(name) in _class_fields(config):
+        new = TRL_RENAMED[name]
+        return (
+            "renamed-argument",
+            f"{config.__name__} has no `{name}` on {release}: trl renamed it `{new}`",
+            f"{new}={value}",
+        )
+    old = next((c.__name__ for c in config.__mro__ if name in TRL_REMOVED_FIELDS.get(c.__name__, ())), None)
+    if old is not None:
+        return (
+            "removed-argument",
+            f"{config.__name__} has no `{name}` on {release}: it was a field of trl {TRL_OLD_RELEASE}'s {old}, "
+            "removed from trl since",
+            f"delete it; see the fields of the installed {config.__name__} (dataclasses.fields) for what replaced it",
+        )
+    kind, message, fix = found
+    if kind == "unknown-argument":
+        message = message.replace(f"on {installed_version()}", f"on {release}", 1)
+        fix = fix.replace("dataclasses.fields(TrainingArguments)", f"dataclasses.fields({config.__name__})")
+    return kind, message, fix
+
+
 class ArgumentChecks(ValueChecks):
     """TrainingArguments(...) keywords, declared fields and attributes the installed release lacks."""
 
@@ -99,10 +136,77 @@ class ArgumentChecks(ValueChecks):
             self.reported_keys.add(id(keyword.value))
             value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
             kind, message, fix = _argument_finding(keyword.arg, value, arguments.fields)
+            if arguments.root.__module__.split(".")[0] == "trl":
+                kind, message, fix = _trl_field_finding(arguments.root, keyword.arg, value, (kind, message, fix))
             message = message.replace("TrainingArguments has", f"{arguments.name} has", 1)
             if holder is not None:
                 message, fix = _from_dict(message, fix, keyword.arg, holder, arguments.name)
             self._add(keyword.value, kind, message, fix)
+
+    def _named_parser_classes(self, parser: ast.AST, call: ast.Call) -> list[ast.AST]:
+        """The dataclasses of ``parser`` in ``parser.parse_dict(...)``: the call ``HfArgumentParser((A, B))`` itself,
+        or the last name bound to one before the call in the enclosing function (or the module)."""
+        if not isinstance(parser, ast.Name):
+            return _parser_classes(parser, {})
+        function = self.function_stack[-1] if self.function_stack else None
+        found: list[ast.AST] = []
+        for statement in _statements(function.body if function is not None else self.unit.tree.body):
+            if getattr(statement, "lineno", 0) >= call.lineno:
+                break
+            if isinstance(statement, ast.Assign) and any(_is_name(t, parser.id) for t in statement.targets):
+                found = _parser_classes(statement.value, {})
+        return found
+
+    def _parser_fields(self, classes: list[ast.AST]) -> tuple[set[str], bool, str | None]:
+        """The keys a parser's dataclasses take, whether all of them are known, and the arguments class's name."""
+        fields: set[str] = set()
+        closed, name = True, None
+        for cls in classes:
+            arguments = _arguments(self.module, cls)
+            if arguments is not None:
+                fields |= arguments.fields
+                closed, name = closed and arguments.closed, name or arguments.name
+            elif isinstance(cls, ast.Name) and cls.id in self.module.classes:
+                body = self.module.classes[cls.id].body
+                fields |= {i.target.id for i in body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)}
+            else:
+                closed = False  # a dataclass this file does not show may take any key
+        return fields, closed, name
+
+    def _parse_dict(self, node: ast.Call) -> None:
+        """``parser.parse_dict(settings, allow_extra_keys=True)``: each key the file writes into the dict is a keyword
+        of the parser's dataclasses. A key the installed TrainingArguments no longer has is refused (ValueError), or
+        with ``allow_extra_keys=True`` dropped without a word: the setting is lost and nothing says so."""
+        fields, closed, name = self._parser_fields(self._named_parser_classes(node.func.value, node))
+        source = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "args"), None)
+        if name is None or source is None:
+            return
+        extra = next((k.value for k in node.keywords if k.arg == "allow_extra_keys"), None)
+        extra = node.args[1] if extra is None and len(node.args) > 1 else extra
+        dropped = isinstance(extra, ast.Constant) and extra.value is True
+        holder = ast.unparse(source)
+        for keyword in _dict_items(source) or self._dict_keywords(source, node, written=True):
+            if keyword.arg in fields or ((dropped or not closed) and not _is_old_argument(keyword.arg)):
+                continue  # with allow_extra_keys=True, a key no release ever had was dropped on 4.x too
+            if id(keyword.value) in self.reported_keys:
+                continue
+            self.reported_keys.add(id(keyword.value))
+            value = ast.get_source_segment(self.unit.source, keyword.value) or "..."
+            kind, message, fix = _argument_finding(keyword.arg, value, frozenset(fields))
+            message, fix = _from_dict(
+                message.replace("TrainingArguments has", f"{name} has", 1),
+                fix,
+                keyword.arg,
+                holder,
+                f"{ast.unparse(node.func)}()",
+            )
+            if dropped:
+                message += ": `parse_dict(..., allow_extra_keys=True)` drops the key silently, so the setting is lost"
+                self._add(keyword.value, kind, message, fix, catches="parse_dict")
+            else:
+                self._add(
+                    keyword.value, kind, message + ": `parse_dict` refuses it (ValueError)", fix, catches="ValueError"
+                )
 
     def _argument_attribute(self, node: ast.Attribute, arguments: _Arguments) -> None:
         """``training_args.overwrite_output_dir``: a field read or set on an arguments object that no longer has it."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import difflib
 
-from .installed import _classes, installed_callback_kwargs, installed_events, installed_version
-from .syntax import _is_constant
+from .installed import installed_events, installed_version
+from .syntax import _is_constant, _processing_class_read
 from .visitor import _Visitor
 
 
@@ -39,21 +39,14 @@ class CallbackChecks(_Visitor):
 
     def _callback_key(self, node: ast.AST, container: ast.AST) -> None:
         """``kwargs["tokenizer"]`` in a callback event, where ``kwargs`` is the event's ``**kwargs``."""
-        if not (self.class_stack and self.function_stack and isinstance(container, ast.Name)):
-            return
-        owner, chain = self.class_stack[-1]
-        if not chain.subclass_of(_classes()[1]):
-            return
-        function = self.function_stack[-1]
-        kwargs = {function.args.kwarg.arg} if function.args.kwarg else set()
-        kwargs |= {a.arg for a in function.args.args if a.arg == "kwargs"}
-        if container.id not in kwargs or "tokenizer" in installed_callback_kwargs():
+        owner = self._callback_kwargs(container)
+        if owner is None:
             return
         self._add(
             node,
             "callback-tokenizer",
-            f"`{ast.unparse(node)}` in `{owner.name}`: the installed Trainer ({installed_version()}) passes callbacks "
+            f"`{ast.unparse(node)}` in `{owner}`: the installed Trainer ({installed_version()}) passes callbacks "
             "`processing_class`, not `tokenizer`",
-            f'{container.id}["processing_class"]',
+            _processing_class_read(node),
             catches="KeyError",
         )

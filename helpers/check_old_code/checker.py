@@ -71,6 +71,8 @@ class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, Ca
             arguments = _arguments(self.module, callee)
             if arguments is not None:
                 self._arguments_call(node, arguments)
+            elif isinstance(callee, ast.Attribute) and callee.attr == "parse_dict":
+                self._parse_dict(node)
             else:
                 self._library_call(node)
                 for target in self._aliased(callee):

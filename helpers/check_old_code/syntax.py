@@ -116,6 +116,46 @@ def _field_value(item: ast.AnnAssign) -> str:
     return ast.unparse(default)
 
 
+def _reads_kwargs_tokenizer(node: ast.AST) -> bool:
+    """``kwargs.get("tokenizer")``, ``kwargs.pop("tokenizer")`` or ``kwargs["tokenizer"]``: in a callback on 5.x the
+    key is never there (the Trainer passes ``processing_class``), so the value is None or a KeyError."""
+    if isinstance(node, ast.Subscript):
+        return _is_constant(node.slice, "tokenizer")
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("get", "pop")
+        and bool(node.args)
+        and _is_constant(node.args[0], "tokenizer")
+    )
+
+
+def _container(node: ast.Subscript | ast.Call) -> ast.AST:
+    """What a read takes its key from: ``kwargs`` in ``kwargs["tokenizer"]`` and in ``kwargs.get("tokenizer")``."""
+    return node.value if isinstance(node, ast.Subscript) else node.func.value
+
+
+def _processing_class_read(node: ast.Subscript | ast.Call) -> str:
+    """The same read as ``node`` (``kwargs.get("tokenizer")``, ``kwargs["tokenizer"]``, ``kwargs.pop("tokenizer",
+    None)``) of the key the installed Trainer passes: ``processing_class``."""
+    if isinstance(node, ast.Subscript):
+        return f'{ast.unparse(node.value)}["processing_class"]'
+    rest = "".join(f", {ast.unparse(argument)}" for argument in node.args[1:])
+    return f'{ast.unparse(node.func)}("processing_class"{rest})'
+
+
+def _exclusive(scope: ast.AST, first: ast.AST, second: ast.AST) -> bool:
+    """Whether two nodes sit on the two branches of one ``if`` (``d["k"] = v`` on the branch that passes ``d`` to
+    RewardConfig, and ``TrainingArguments(**d)`` on the other): then what the first sets never reaches the second."""
+    for node in ast.walk(scope):
+        if isinstance(node, ast.If) and node.orelse:
+            body = {id(n) for statement in node.body for n in ast.walk(statement)}
+            orelse = {id(n) for statement in node.orelse for n in ast.walk(statement)}
+            if (id(first) in body and id(second) in orelse) or (id(first) in orelse and id(second) in body):
+                return True
+    return False
+
+
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt | ast.excepthandler]:
     """The statements of a body and of its blocks, not of the functions and classes it defines."""
     for statement in body:

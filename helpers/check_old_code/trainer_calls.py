@@ -23,13 +23,9 @@ from .installed import (
 from .ladder_results import _old_trainer_init, ladder_history
 from .resolve import _arguments, _Chain, _resolve
 from .signatures import _described_function, _names
-from .syntax import _method, _unpacks
+from .syntax import _container, _method, _processing_class_read, _reads_kwargs_tokenizer, _unpacks
+from .trl_history import TRL_RENAMED
 from .visitor import _from_dict, _Visitor
-
-# TRL renamed these config fields; the installed trl has only the new name. From trl's own history:
-# `max_seq_length` became `max_length` in SFTConfig (huggingface/trl #2895 and #2947, v0.16.0; the old name was
-# removed in #3704).
-TRL_RENAMED = {"max_seq_length": "max_length"}
 
 
 def _trl_config(trainer: type) -> type | None:
@@ -156,7 +152,9 @@ class TrainerCallChecks(_Visitor):
                     "trainer-tokenizer",
                     f"`{name}(tokenizer=...)`: {root.__name__} ({release}) has no `tokenizer` argument"
                     f"{ladder_history('tokenizer_argument') if library == 'transformers' else ''}",
-                    f"processing_class={value}",
+                    f"processing_class={_processing_class_read(keyword.value)}"
+                    if _reads_kwargs_tokenizer(keyword.value) and self._callback_kwargs(_container(keyword.value))
+                    else f"processing_class={value}",
                 )
             elif config is not None:
                 kind, (message, fix) = "trl-argument", _trl_argument(name, root, config, keyword.arg, value)

@@ -8,11 +8,11 @@ import ast
 import re
 
 from .findings import MARKER, Finding, lesson_for
-from .installed import _imports_work
+from .installed import _classes, _imports_work, installed_callback_kwargs
 from .resolve import _Arguments, _Chain, _is_trainer, _Module
 from .scopes import _is_self_args, _Scope, _trainer_arguments
 from .sources import _Unit
-from .syntax import _dict_items, _is_name, _statements, _terminal
+from .syntax import _dict_items, _exclusive, _is_name, _statements, _terminal
 
 
 def _from_dict(message: str, fix: str, key: str, holder: str, callee: str) -> tuple[str, str]:
@@ -81,6 +81,21 @@ class _Visitor(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
+    def _callback_kwargs(self, container: ast.AST) -> str | None:
+        """The callback class's name when ``container`` is the ``**kwargs`` of a TrainerCallback event being read
+        and the installed Trainer no longer passes callbacks a ``tokenizer``; else ``None``."""
+        if not (self.class_stack and self.function_stack and isinstance(container, ast.Name)):
+            return None
+        owner, chain = self.class_stack[-1]
+        if not chain.subclass_of(_classes()[1]):
+            return None
+        function = self.function_stack[-1]
+        kwargs = {function.args.kwarg.arg} if function.args.kwarg else set()
+        kwargs |= {a.arg for a in function.args.args if a.arg == "kwargs"}
+        if container.id not in kwargs or "tokenizer" in installed_callback_kwargs():
+            return None
+        return owner.name
+
     def _trainer_context(self) -> tuple[str, _Chain] | None:
         """The Trainer class (name and chain) whose method is being read, or a function patched onto a Trainer."""
         if self.class_stack and self.function_stack:
@@ -125,17 +140,21 @@ class _Visitor(ast.NodeVisitor):
             keywords.extend((item, ast.unparse(keyword.value)) for item in opened)
         return keywords
 
-    def _dict_keywords(self, value: ast.AST, call: ast.Call) -> list[ast.keyword]:
+    def _dict_keywords(self, value: ast.AST, call: ast.Call, written: bool = False) -> list[ast.keyword]:
         """The string keys (as keywords) of ``**value``: a dict written in the call (``**{"k": v}``,
         ``**dict(k=v)``), or a name that the enclosing function (or the module) binds only to such a dict and
         fills before the call with ``name["k"] = v`` or ``name.update(...)``. A name bound to anything else, or
-        given as a parameter, is not opened: its keys cannot be read."""
+        given as a parameter, is not opened: its keys cannot be read. With ``written``, the keys the file writes
+        into the dict (``name["k"] = v``) are read even when the dict itself comes from elsewhere (``asdict(...)``).
+        A key written on one branch of an ``if`` does not reach a call on the other branch."""
         opened = _dict_items(value)
         if opened is not None or not isinstance(value, ast.Name):
             return opened or []
         function = self.function_stack[-1] if self.function_stack else None
         if function is not None and value.id in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
-            return []
+            if not written:
+                return []
+        scope = function if function is not None else self.unit.tree
         body = function.body if function is not None else self.unit.tree.body
         keywords: list[ast.keyword] = []
         bound = False
@@ -147,16 +166,17 @@ class _Visitor(ast.NodeVisitor):
                 for target in targets:
                     if _is_name(target, value.id):
                         items = _dict_items(statement.value) if isinstance(statement, ast.Assign) else None
-                        if items is None:
+                        if items is None and not written:
                             return []  # bound to something whose keys this file does not show
-                        keywords, bound = items, True
+                        keywords, bound = items or [], True
                     elif (
                         isinstance(target, ast.Subscript)
                         and _is_name(target.value, value.id)
                         and isinstance(target.slice, ast.Constant)
                         and isinstance(target.slice.value, str)
                     ):
-                        keywords.append(ast.keyword(arg=target.slice.value, value=statement.value))
+                        if not _exclusive(scope, statement, call):
+                            keywords.append(ast.keyword(arg=target.slice.value, value=statement.value))
                     elif any(_is_name(part, value.id) for part in ast.walk(target)):
                         return []
             elif (
@@ -169,8 +189,9 @@ class _Visitor(ast.NodeVisitor):
                 items = _dict_items(call_.args[0]) if call_.args else []
                 if items is None:
                     return []
-                keywords += items + [k for k in call_.keywords if k.arg is not None]
-        return keywords if bound else []
+                if not _exclusive(scope, statement, call):
+                    keywords += items + [k for k in call_.keywords if k.arg is not None]
+        return keywords if bound or written else []
 
     def _aliased(self, callee: ast.AST) -> list[ast.AST]:
         """The classes a called name stands for: itself, or each class the function assigned to it
