@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 from tools import setup_facts  # noqa: E402
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP = (ROOT / "docs" / "setup.md").read_text(encoding="utf-8")  # the set-up page the README links
 
 
 def test_the_readme_block_is_what_the_measured_file_gives() -> None:
-    block = README.split(setup_facts.START, 1)[1].split(setup_facts.END, 1)[0].strip()
+    block = SETUP.split(setup_facts.START, 1)[1].split(setup_facts.END, 1)[0].strip()
     assert block == setup_facts.setup_block(), "stale: run `python -m tools.setup_facts`"
     facts = setup_facts.load_facts()
     if "install" in facts:
@@ -60,10 +61,11 @@ def test_one_python_statement_everywhere() -> None:
     assert project["tool"]["ruff"]["target-version"] == "py311"
     assert re.search(r"(?m)^\s*- python=3\.11$", (ROOT / "environment.yml").read_text(encoding="utf-8"))
     assert "tested together on Python 3.11" in (ROOT / "requirements.txt").read_text(encoding="utf-8")
-    assert "**Python 3.11** (the version the course is tested on; Colab runs 3.12)" in README
+    assert "**Python 3.11** (the version the course is tested on; Colab runs 3.12)" in SETUP
+    assert "You need **Python 3.11**" in README
     guide = (ROOT / "docs" / "workshop.md").read_text(encoding="utf-8")
     assert "Python 3.11 (tested; Colab runs 3.12)" in guide
-    for text in (README, guide):
+    for text in (README, SETUP, guide):
         assert not re.search(r"3\.10 (or newer|to 3\.12)", text), "an untested version range"
     facts = setup_facts.load_facts()
     if "install" in facts:
@@ -72,23 +74,31 @@ def test_one_python_statement_everywhere() -> None:
 
 def test_the_readme_links_its_documents() -> None:
     links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README)
-    for document in ("docs/workshop.md", "docs/authoring.md", "docs/cheatsheet.md", "docs/ladder.md", "data/README.md"):
+    documents = ("docs/setup.md", "docs/workshop.md", "docs/authoring.md", "docs/cheatsheet.md", "docs/ladder.md")
+    for document in (*documents, "data/README.md"):
         assert document in links, f"{document} is named but not linked"
     local = [link for link in links if not link.startswith(("http://", "https://"))]
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, missing
 
 
+def test_the_readme_fits_a_screen_and_starts_with_the_two_commands() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 130, f"README.md has {len(lines)} lines: move details to docs/setup.md"
+    first = "\n".join(lines[:40])
+    assert "make lab" in first and "make test" in first and "git clone" in first, "the two commands come late"
+
+
 def test_the_readme_says_which_torch_and_what_to_do_on_windows() -> None:
-    assert "https://download.pytorch.org/whl/cpu" in README and "CUDA build" in README
-    assert "WSL" in README and ".venv\\Scripts\\python -m pip install -r requirements.txt" in README
+    assert "https://download.pytorch.org/whl/cpu" in SETUP and "CUDA build" in SETUP
+    assert "WSL" in SETUP and ".venv\\Scripts\\python -m pip install -r requirements.txt" in SETUP
 
 
 def test_a_make_test_timed_elsewhere_is_recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     facts, readme = tmp_path / "setup_facts.json", tmp_path / "README.md"
     readme.write_text(f"intro\n{setup_facts.START}\nold\n{setup_facts.END}\nrest\n", encoding="utf-8")
     monkeypatch.setattr(setup_facts, "FACTS", facts)
-    monkeypatch.setattr(setup_facts, "README", readme)
+    monkeypatch.setattr(setup_facts, "PAGE", readme)
     monkeypatch.setattr(setup_facts, "ROOT", tmp_path)
     assert setup_facts.main(["record-test"]) == 1, "no --seconds: refused"
     assert setup_facts.main(["record-test", "--seconds", "0"]) == 1
@@ -207,16 +217,16 @@ def test_the_simulated_colab_time_is_given_for_the_course_not_for_a_copy() -> No
 
 
 def test_the_readme_describes_every_step_of_ci() -> None:
-    """Each `make ...` line of .ci/run is named in the README's sentence on it, in the same order."""
+    """Each `make ...` line of .ci/run is named in the set-up page's sentence on it, in the same order."""
     steps = re.findall(r"(?m)^(make [^\n#]+?)\s*$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"))
     assert "make test-colab" in steps and any("LADDER=ends" in step for step in steps), steps
-    sentence = " ".join(README.split("`.ci/run` calls", 1)[1].split("\n\n", 1)[0].split())
+    sentence = " ".join(SETUP.split("`.ci/run` calls", 1)[1].split("\n\n", 1)[0].split())
     found = [sentence.find(f"`{step}`") for step in steps]
     assert -1 not in found and found == sorted(found), list(zip(steps, found, strict=True))
 
 
 def test_the_readme_says_what_the_first_make_lab_does_for_a_newcomer() -> None:
-    text = " ".join(README.split("## Set-up on your laptop", 1)[1].split("\n## ", 1)[0].split())
+    text = " ".join(SETUP.split("## Your laptop", 1)[1].split("\n## ", 1)[0].split())
     for said in (
         "make lab PYTHON=python3.11",
         "xcode-select --install",
@@ -226,7 +236,7 @@ def test_the_readme_says_what_the_first_make_lab_does_for_a_newcomer() -> None:
         "collapsed",
     ):
         assert said in text, said
-    assert text.index("What the first `make lab` does") < text.index("**Which torch.**"), "the torch note comes late"
+    assert SETUP.index("What the first `make lab` does") < SETUP.index("## Which torch"), "the torch note comes late"
 
 
 def test_every_source_named_in_chinese_has_an_english_gloss() -> None:

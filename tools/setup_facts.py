@@ -1,8 +1,8 @@
-"""What a newcomer's first install costs, measured, never typed: the README's set-up facts.
+"""What a newcomer's first install costs, measured, never typed: the set-up page's facts (docs/setup.md).
 
 Usage:
-    python -m tools.setup_facts                   rewrite the README block from docs/setup_facts.json
-    python -m tools.setup_facts --check           exit 1 if the README block is not what the file gives
+    python -m tools.setup_facts                   rewrite the docs/setup.md block from docs/setup_facts.json
+    python -m tools.setup_facts --check           exit 1 if the docs/setup.md block is not what the file gives
     python -m tools.setup_facts measure-install   clone the course into a temporary folder, time `make venv` there,
                                                   measure the size of its .venv (du) and how long `jupyter lab`
                                                   takes to answer; record them, rewrite the block
@@ -26,7 +26,7 @@ Usage:
                                                   where PyTorch's CPU index cannot be reached
 
 Run the measuring modes on a quiet machine (the course's own runs take ``flock /tmp/course-cpu.lock``). The figures
-go to ``docs/setup_facts.json`` with the machine, the date and the Python version, and the README shows them
+go to ``docs/setup_facts.json`` with the machine, the date and the Python version, and docs/setup.md shows them
 between ``<!-- setup-facts:start -->`` and ``<!-- setup-facts:end -->``; the learners' README of a participant
 copy shows the same block (``tools/participant_copies.py``), with the figures of a copy's own ``make test``
 (``participant_suite``, measured by ``python -m tools.participant_copies --measure``) in place of the full
@@ -52,19 +52,20 @@ from pathlib import Path
 from typing import Any
 
 from tools import suite_order
+from tools.blocks import MissingMarkers, replace_block
 from tools.install import CPU_INDEX, torch_pin
 
 ROOT = Path(__file__).resolve().parent.parent
 FACTS = suite_order.FACTS  # one place for the file's path
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "setup.md"  # the set-up page, which the README links
 START, END = "<!-- setup-facts:start -->", "<!-- setup-facts:end -->"
-WRAP = 112  # the README's prose width
+WRAP = 112  # the set-up page's prose width
 SUITE, PARTICIPANT_SUITE = "suite", "participant_suite"  # the full course's make test, a participant copy's
 PYPI = "https://pypi.org/simple"
 
 
 class SetupFactsError(RuntimeError):
-    """A measurement failed, or the README has no place for the block."""
+    """A measurement failed, or the set-up page has no place for the block."""
 
 
 def load_facts(path: Path | None = None) -> dict[str, Any]:
@@ -176,15 +177,16 @@ def with_block(text: str, block: str) -> str:
     Raises:
         SetupFactsError: the markers are missing.
     """
-    if START not in text or END not in text:
-        raise SetupFactsError(f"README.md has no {START} ... {END} markers for the set-up facts.")
-    before, rest = text.split(START, 1)
-    return before + START + "\n" + block + "\n" + END + rest.split(END, 1)[1]
+    try:
+        return replace_block(text, START, END, block, PAGE.name)
+    except MissingMarkers as error:
+        raise SetupFactsError(str(error)) from error
 
 
 def write_readme(readme: Path | None = None, facts: dict[str, Any] | None = None) -> bool:
-    """Rewrite the block (in :data:`README` unless ``readme``); True when the README changed."""
-    readme = README if readme is None else readme
+    """Rewrite the block (in :data:`PAGE` unless ``readme``, e.g. a participant copy's README); True when the
+    page changed."""
+    readme = PAGE if readme is None else readme
     text = readme.read_text(encoding="utf-8")
     updated = with_block(text, setup_block(facts))
     if updated != text:
@@ -488,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seconds", type=float, help="record-test: how long the passing `make test` took")
     parser.add_argument("--cpu-from", type=Path, help="measure-torch: a folder with the CPU wheel of the pin")
-    parser.add_argument("--check", action="store_true", help="only report whether the README block is current")
+    parser.add_argument("--check", action="store_true", help="only report whether the docs/setup.md block is current")
     parser.add_argument(
         "--packages-from",
         default="pip's configured index",
@@ -497,11 +499,11 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         if options.check:
-            text = README.read_text(encoding="utf-8")
+            text = PAGE.read_text(encoding="utf-8")
             if with_block(text, setup_block()) != text:
-                print("README.md: the set-up facts are stale; run `python -m tools.setup_facts`.", file=sys.stderr)
+                print("docs/setup.md: the set-up facts are stale; run `python -m tools.setup_facts`.", file=sys.stderr)
                 return 1
-            print("README.md: the set-up facts match docs/setup_facts.json.")
+            print("docs/setup.md: the set-up facts match docs/setup_facts.json.")
             return 0
         if options.mode == "measure-install":
             if shutil.which("make") is None:
@@ -523,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     except SetupFactsError as error:
         print(f"setup_facts: {error}", file=sys.stderr)
         return 1
-    print(f"README.md: set-up facts written from {FACTS.relative_to(ROOT)}.")
+    print(f"docs/setup.md: set-up facts written from {FACTS.relative_to(ROOT)}.")
     return 0
 
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COLAB_BADGE_URL = "https://colab.research.google.com/assets/colab-badge.svg"
 LOCAL_BADGE = "/docs/book/_static/colab-badge.svg"  # relative to the source folder, the repository root
 # The reference pages, in this order, each where it exists (a participant copy has no workshop guide).
-REFERENCE_PAGES = ("docs/cheatsheet", "docs/workshop", "docs/ladder", "docs/authoring", "data/README")
+REFERENCE_PAGES = ("docs/setup", "docs/cheatsheet", "docs/workshop", "docs/ladder", "docs/authoring", "data/README")
 EXTRA_PAGES = tuple(page for page in REFERENCE_PAGES if (ROOT / f"{page}.md").is_file())
 SETUP_PROMPT = "Set-up cell: fetches the course on Colab, seeds, picks the device and profile (show the code)"
 SETUP_PROMPT_HIDE = "Hide the set-up code"
