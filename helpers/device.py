@@ -201,11 +201,15 @@ def course_profile(name: str | None = None, hardware: Hardware | None = None) ->
     return profile
 
 
-def seed_everything(seed: int = 42) -> int:
-    """Seed Python, NumPy and torch (CPU and all GPUs) and return the seed.
+def seed_everything(seed: int | None = None) -> int:
+    """Seed Python, NumPy and torch (CPU and all GPUs) and return the seed (default: the course's, ``helpers.SEED``).
 
     ``transformers.set_seed`` does the same for the libraries; we call it so that one call covers all.
     """
+    if seed is None:
+        from helpers import SEED
+
+        seed = SEED
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}.")
     import numpy as np

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from helpers.pins import SOURCE_RELEASE
+
 KEPT, RENAMED, REMOVED = "kept", "renamed", "removed"
 _UNSET = object()
 
@@ -277,7 +279,7 @@ def port_kwargs(old_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str
                 target, new = name, value
             else:
                 raise ValueError(
-                    f"{name!r} is neither a 4.8.2 parameter nor a field of the installed "
+                    f"{name!r} is neither a {SOURCE_RELEASE} parameter nor a field of the installed "
                     "TrainingArguments; check the spelling."
                 )
         elif fate.status == KEPT:

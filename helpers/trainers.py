@@ -46,7 +46,7 @@ def make_trainer(
 
     Tucked cells and tests use it to make the many short runs a lesson proves itself with; a lesson's shown
     cells write ``TrainingArguments(...)`` and ``Trainer(...)`` out instead. Defaults: ``report_to="none"``,
-    ``save_strategy="no"``, ``seed=42`` and the active profile's precision. ``settings`` and keyword arguments
+    ``save_strategy="no"``, ``seed=helpers.SEED`` and the active profile's precision. ``settings`` and keyword arguments
     that are ``TrainingArguments`` fields override them; other keywords go to the Trainer. ``model`` is a
     module or a function that builds one (called once per Trainer). The Trainer is passed through
     :func:`quiet`: no progress table, no printed dicts; logs are kept.
@@ -56,11 +56,11 @@ def make_trainer(
     import torch
     from transformers import Trainer, TrainingArguments
 
-    from helpers import run_dir
+    from helpers import SEED, run_dir
     from helpers.context import active_profile
 
     fields = {f.name for f in dataclasses.fields(TrainingArguments)}
-    arguments: dict[str, Any] = dict(report_to="none", save_strategy="no", seed=42)
+    arguments: dict[str, Any] = dict(report_to="none", save_strategy="no", seed=SEED)
     arguments.update(active_profile().precision_kwargs())
     arguments.update(settings or {})
     to_trainer = {}

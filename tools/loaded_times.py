@@ -32,20 +32,14 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
+from helpers.pins import OFFLINE_ENV  # noqa: E402
 from helpers.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"
 START, END = "<!-- planning:start -->", "<!-- planning:end -->"
 SPINNER = "while True:\n    pass\n"  # one busy core
-OFFLINE = {  # as `make execute` runs the notebooks
-    "HF_HUB_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_HUB_DISABLE_TELEMETRY": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-    "PYTHONHASHSEED": "0",
-}
+OFFLINE = dict(OFFLINE_ENV)  # as `make execute` runs the notebooks
 
 
 def machine() -> str:
