@@ -183,7 +183,7 @@ def _pristine() -> dict[str, torch.Tensor]:
 
 
 def held_out_scores(model: Any, draw: int | None = None) -> dict[str, float]:
-    """The capstone's score of ``model``: the F1 of class 1 (scikit-learn's, as lesson 04's metrics compute it), the
+    """The capstone's score of ``model``: the F1 of class 1 (scikit-learn's, as helpers.metrics computes it), the
     mean over :data:`DRAWS` samples of ``SIZES['held_out']`` held-out reviews at 1 positive in 10, drawn from the
     course's test split with the seed ``draw`` (by default one drawn now, from the operating system's randomness).
 
@@ -288,7 +288,7 @@ def minority_f1(model: Any, dataset: Any) -> float:
 
 
 def held_out_metrics(labels: Any, predicted: Any) -> dict[str, float]:
-    """Accuracy, precision, recall and F1 of class 1 (scikit-learn's, as lesson 04's metrics compute them, with no
+    """Accuracy, precision, recall and F1 of class 1 (scikit-learn's, as helpers.metrics computes them, with no
     division warnings), and ``predicted_positive``, how many predictions are positive: one sample's scores."""
     from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
