@@ -91,7 +91,7 @@ def test_messages_name_what_the_installed_trainer_does(example_findings) -> None
 def test_each_kind_points_to_its_lesson_in_the_registry() -> None:
     numbers = {entry.number for entry in lessons()}
     expected = {
-        "renamed-argument": "02",
+        "renamed-argument": "16",
         "trainer-tokenizer": "01",
         "compute-loss-signature": "07",
         "training-step-signature": "08",
@@ -260,7 +260,7 @@ def test_cli_exit_codes_and_output(tmp_path, capsys) -> None:
     flagged = subprocess.run([*command, str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT)
     assert flagged.returncode == 1
     assert f"{EXAMPLE}:{_line_of('warmup_ratio=0.1,')}: TrainingArguments has no `warmup_ratio`" in flagged.stdout
-    assert "fix: warmup_steps=0.1" in flagged.stdout and "taught in: lesson 02" in flagged.stdout
+    assert "fix: warmup_steps=0.1" in flagged.stdout and "taught in: lesson 16" in flagged.stdout
     clean = tmp_path / "clean.py"
     clean.write_text("from transformers import TrainingArguments\nTrainingArguments(eval_strategy='steps')\n")
     assert check_old_code.main([str(clean)]) == 0
@@ -1093,6 +1093,112 @@ def test_the_fixes_for_a_tokenizer_read_from_callback_kwargs_read_processing_cla
     assert found["callback-tokenizer"].fix == 'kwargs.get("processing_class")'
     fixed = CALLBACK_TOKENIZER.format(keyword="processing_class", key="processing_class")
     assert check_source(fixed) == []
+
+
+def test_a_name_bound_to_one_arguments_class_or_another() -> None:
+    source = """
+from transformers import Seq2SeqTrainingArguments, TrainingArguments
+
+
+def make(seq2seq):
+    if seq2seq:
+        arg_class = Seq2SeqTrainingArguments
+    else:
+        arg_class = TrainingArguments
+    return arg_class(output_dir="out", {keyword}="steps")
+"""
+    found = check_source(source.format(keyword="evaluation_strategy"))
+    assert [(f.line, f.kind) for f in found] == [(10, "renamed-argument")]
+    assert check_source(source.format(keyword="eval_strategy")) == []
+
+
+def test_keys_a_class_writes_into_a_dict_on_self() -> None:
+    source = """
+from transformers import Trainer, TrainingArguments
+
+
+class Wrapper:
+    def init_training_args(self):
+        self.trainer_kwargs = {{}}
+        self.trainer_kwargs["{strategy}"] = "epoch"
+        self.trainer_kwargs["reward_model"] = None
+
+    def train(self, output_dir):
+        self.trainer_kwargs["output_dir"] = output_dir
+        return Trainer(args=TrainingArguments(**self.trainer_kwargs))
+"""
+    found = check_source(source.format(strategy="evaluation_strategy"))
+    assert [(f.line, f.kind) for f in found] == [(8, "renamed-argument")]
+    assert "self.trainer_kwargs" in found[0].message
+    assert check_source(source.format(strategy="eval_strategy")) == []
+
+
+def test_dataclasses_replace_on_an_arguments_object() -> None:
+    source = """
+import dataclasses
+
+from transformers import TrainingArguments
+
+
+def prepare(args: TrainingArguments) -> TrainingArguments:
+    return dataclasses.replace(args, {keyword}=True, remove_unused_columns=False)
+"""
+    found = check_source(source.format(keyword="include_inputs_for_metrics"))
+    assert [(f.line, f.kind) for f in found] == [(8, "removed-argument")]
+    assert "include_for_metrics" in found[0].fix
+    assert check_source(source.format(keyword="eval_on_start")) == []
+
+
+def test_an_attribute_read_after_a_hasattr_guard() -> None:
+    source = """
+from transformers import Trainer
+
+
+class AmpTrainer(Trainer):
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        if {test}:
+            return 0
+        return super().training_step(model, inputs, num_items_in_batch)
+"""
+    assert check_source(source.format(test="hasattr(self, 'use_amp') and self.use_amp")) == []
+    found = check_source(source.format(test="self.use_amp"))
+    assert [(f.line, f.kind) for f in found] == [(7, "removed-attribute")]
+
+
+def test_a_trl_trainer_given_args_through_a_dict_and_a_name_bound_on_branches() -> None:
+    source = """
+from transformers import TrainingArguments
+from trl import DPOTrainer, RewardConfig, RewardTrainer
+
+
+def build(reward, model, data):
+    if reward:
+        args = RewardConfig(output_dir="out")
+    else:
+        args = TrainingArguments(output_dir="out")
+    common = dict(args=args, model=model)
+    if reward:
+        return RewardTrainer(**common, train_dataset=data)
+    return DPOTrainer(**common, train_dataset=data)
+"""
+    (found,) = check_source(source)
+    assert (found.line, found.kind) == (11, "trl-argument") and "`DPOTrainer(args=args)`" in found.message
+
+
+def test_code_under_type_checking_never_runs_and_is_not_judged() -> None:
+    source = """
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trl import AutoModelForCausalLMWithValueHead
+else:
+    from trl import PPOConfig
+{outside}
+"""
+    found = check_source(source.format(outside=""))
+    assert [(f.line, f.kind) for f in found] == [(7, "removed-import")]
+    outside = check_source(source.format(outside="from trl import AutoModelForCausalLMWithValueHead"))
+    assert [(f.line, f.kind) for f in outside] == [(7, "removed-import"), (8, "removed-import")]
 
 
 def _copies(target: Path, count: int) -> list[Path]:

@@ -57,6 +57,25 @@ class AttributeChecks(_Visitor):
             catches="AttributeError",
         )
 
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        """``hasattr(self, "use_amp") and self.use_amp``: the read after the guard happens only when it exists."""
+        if isinstance(node.op, ast.And):
+            names: set[str] = set()
+            for value in node.values:
+                for part in ast.walk(value):
+                    if isinstance(part, ast.Attribute) and _is_name(part.value, "self") and part.attr in names:
+                        self.guarded.add(id(part))
+                if (
+                    isinstance(value, ast.Call)
+                    and _is_name(value.func, "hasattr")
+                    and len(value.args) == 2
+                    and _is_name(value.args[0], "self")
+                    and isinstance(value.args[1], ast.Constant)
+                    and isinstance(value.args[1].value, str)
+                ):
+                    names.add(value.args[1].value)
+        self.generic_visit(node)
+
     def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
         """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
         neither sets nor has; or a name nothing sets at all, neither the installed class nor this file
@@ -64,6 +83,8 @@ class AttributeChecks(_Visitor):
         name = node.attr
         if chain.unknown or not _is_name(node.value, "self") or name in _instance_attributes(chain.root):
             return
+        if id(node) in self.guarded:
+            return  # hasattr(self, name) and self.name
         from transformers import Seq2SeqTrainer
 
         release = _library_release(chain.root)

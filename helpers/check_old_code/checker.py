@@ -18,7 +18,7 @@ from .overrides import OverrideChecks
 from .resolve import _arguments, _Chain, _chain, _is_trainer, _Local, _Module
 from .scopes import _function_scope, _module_scope, _trainer_arguments
 from .sources import _files, _read, _Unit
-from .syntax import _is_constant, _is_name, _is_super
+from .syntax import _is_constant, _is_dataclasses_replace, _is_name, _is_super
 
 
 class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, CallbackChecks):
@@ -68,7 +68,11 @@ class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, Ca
         if _is_super(callee.value if isinstance(callee, ast.Attribute) else None):
             self._super_call(node)
         else:
-            arguments = _arguments(self.module, callee)
+            # a name bound to one arguments class or another (arg_class = Seq2SeqTrainingArguments / TrainingArguments)
+            found = (_arguments(self.module, target) for target in self._aliased(callee))
+            arguments = next((item for item in found if item is not None), None)
+            if arguments is None and _is_dataclasses_replace(callee) and node.args:
+                arguments = self._arguments_of(node.args[0])  # dataclasses.replace(args, old_field=...): TypeError
             if arguments is not None:
                 self._arguments_call(node, arguments)
             elif isinstance(callee, ast.Attribute) and callee.attr == "parse_dict":

@@ -13,6 +13,17 @@ class ImportChecks(_Visitor):
     """``from transformers import ...`` and ``import transformers.x`` that fail on the installed releases."""
 
     # -- imports ----------------------------------------------------------------------------------------------------
+    def visit_If(self, node: ast.If) -> None:
+        """``if TYPE_CHECKING:``: its body never runs (only type checkers read it), so nothing in it is judged."""
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+        ):
+            for statement in node.orelse:
+                self.visit(statement)
+            return
+        self.generic_visit(node)
+
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         """``from transformers.x import a, b`` (and ``*``) that the installed releases no longer give."""
         module = node.module or ""

@@ -130,6 +130,14 @@ def _reads_kwargs_tokenizer(node: ast.AST) -> bool:
     )
 
 
+def _is_dataclasses_replace(node: ast.AST) -> bool:
+    """``dataclasses.replace`` (or ``replace`` imported from it): it builds a copy through the class's __init__, so a
+    keyword the class no longer has is a TypeError."""
+    return (isinstance(node, ast.Name) and node.id == "replace") or (
+        isinstance(node, ast.Attribute) and node.attr == "replace" and _is_name(node.value, "dataclasses")
+    )
+
+
 def _container(node: ast.Subscript | ast.Call) -> ast.AST:
     """What a read takes its key from: ``kwargs`` in ``kwargs["tokenizer"]`` and in ``kwargs.get("tokenizer")``."""
     return node.value if isinstance(node, ast.Subscript) else node.func.value

@@ -21,9 +21,17 @@ from .installed import (
     installed_fields,
 )
 from .ladder_results import _old_trainer_init, ladder_history
-from .resolve import _arguments, _Chain, _resolve
+from .resolve import _Arguments, _arguments, _Chain, _resolve
 from .signatures import _described_function, _names
-from .syntax import _container, _method, _processing_class_read, _reads_kwargs_tokenizer, _unpacks
+from .syntax import (
+    _container,
+    _is_name,
+    _method,
+    _processing_class_read,
+    _reads_kwargs_tokenizer,
+    _statements,
+    _unpacks,
+)
 from .trl_history import TRL_RENAMED
 from .visitor import _from_dict, _Visitor
 
@@ -174,7 +182,8 @@ class TrainerCallChecks(_Visitor):
         (4.x-era trl took a TrainingArguments and the trainer's options as keywords)."""
         if _takes_training_arguments(root):
             return
-        value = next((keyword.value for keyword in node.keywords if keyword.arg == "args"), None)
+        # args= written in the call, or the key "args" of a dict the file builds and passes with **
+        value = next((keyword.value for keyword, _ in self._keywords(node) if keyword.arg == "args"), None)
         names = list(_names(_init_parameters(root)))
         if value is None and "args" in names:
             index = names.index("args")
@@ -185,6 +194,8 @@ class TrainerCallChecks(_Visitor):
         arguments = _arguments(self.module, value.func) if isinstance(value, ast.Call) else self._arguments_of(value)
         if arguments is None or not arguments.closed or issubclass(arguments.root, config):
             return
+        if isinstance(value, ast.Name) and any(issubclass(other.root, config) for other in self._bound_to(value, node)):
+            return  # also bound to the config class (on a branch that may be this call's)
         read = _config_fields_read(root, config)
         self._add(
             value,
@@ -196,6 +207,23 @@ class TrainerCallChecks(_Visitor):
             "subclass), and pass it as args=",
             catches="AttributeError",
         )
+
+    def _bound_to(self, name: ast.Name, call: ast.Call) -> list[_Arguments]:
+        """The arguments classes the enclosing function (or the module) assigns to ``name`` before ``call``, on any
+        branch: ``args = RewardConfig(...)`` and ``args = TrainingArguments(...)``."""
+        function = self.function_stack[-1] if self.function_stack else None
+        found = []
+        for statement in _statements(function.body if function is not None else self.unit.tree.body):
+            if getattr(statement, "lineno", 0) >= call.lineno:
+                break
+            if (
+                isinstance(statement, ast.Assign)
+                and any(_is_name(target, name.id) for target in statement.targets)
+                and isinstance(statement.value, ast.Call)
+                and (arguments := _arguments(self.module, statement.value.func)) is not None
+            ):
+                found.append(arguments)
+        return found
 
     def _check_positions(self, node: ast.Call, name: str, root: type) -> None:
         """Positional arguments beyond the place where 4.x's Trainer and the installed one part ways."""

@@ -39,6 +39,7 @@ class _Visitor(ast.NodeVisitor):
         self.reported_tokenizer: set[int] = set()
         self.reported_values: set[int] = set()
         self.reported_keys: set[int] = set()
+        self.guarded: set[int] = set()  # self.x read after hasattr(self, "x") and ...: exists whenever it is read
         self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
         self.patched = module.patched()
         self.patched_events = module.patched_events()
@@ -148,6 +149,8 @@ class _Visitor(ast.NodeVisitor):
         into the dict (``name["k"] = v``) are read even when the dict itself comes from elsewhere (``asdict(...)``).
         A key written on one branch of an ``if`` does not reach a call on the other branch."""
         opened = _dict_items(value)
+        if opened is None and isinstance(value, ast.Attribute) and _is_name(value.value, "self") and self.class_stack:
+            return self._attribute_keywords(value, call)
         if opened is not None or not isinstance(value, ast.Name):
             return opened or []
         function = self.function_stack[-1] if self.function_stack else None
@@ -192,6 +195,27 @@ class _Visitor(ast.NodeVisitor):
                 if not _exclusive(scope, statement, call):
                     keywords += items + [k for k in call_.keywords if k.arg is not None]
         return keywords if bound or written else []
+
+    def _attribute_keywords(self, value: ast.Attribute, call: ast.Call) -> list[ast.keyword]:
+        """The string keys the class writes into ``self.<name>`` (``self.trainer_kwargs["k"] = v``) in any of its
+        methods, except on the other branch of an ``if`` from ``call``. Which method runs first is not known, so
+        the keys are a lower bound of what the dict holds when ``call`` runs."""
+        owner = self.class_stack[-1][0]
+        keywords = []
+        for node in ast.walk(owner):
+            if not isinstance(node, ast.Assign) or _exclusive(owner, node, call):
+                continue
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Subscript)
+                    and isinstance(target.value, ast.Attribute)
+                    and _is_name(target.value.value, "self")
+                    and target.value.attr == value.attr
+                    and isinstance(target.slice, ast.Constant)
+                    and isinstance(target.slice.value, str)
+                ):
+                    keywords.append(ast.keyword(arg=target.slice.value, value=node.value))
+        return keywords
 
     def _aliased(self, callee: ast.AST) -> list[ast.AST]:
         """The classes a called name stands for: itself, or each class the function assigned to it
