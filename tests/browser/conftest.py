@@ -104,3 +104,32 @@ def draw_glyph() -> Any:
         return dict(locator.evaluate(GLYPH_JS, [character, list(MISSING_GLYPHS)]))
 
     return draw
+
+
+@pytest.fixture(scope="session")
+def tucked_lesson() -> str:
+    """The file of the registry's first lesson that has both a tucked proof (a code cell other than the set-up
+    cell, tagged ``hide-input`` and collapsed in JupyterLab) and a collapsed claim box (a ``<details>`` whose
+    summary names a claim check); the browser tests look at how the book and JupyterLab show them."""
+    import json
+
+    from helpers.registry import lessons
+
+    for entry in lessons():
+        cells = json.loads((ROOT / "notebooks" / entry.file).read_text(encoding="utf-8"))["cells"]
+        tucked = any(
+            cell["cell_type"] == "code"
+            and "hide-input" in cell.get("metadata", {}).get("tags", [])
+            and cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")
+            and not "".join(cell["source"]).lstrip().startswith("# Set-up")
+            for cell in cells
+        )
+        boxed = any(
+            cell["cell_type"] == "markdown"
+            and "<details>" in "".join(cell["source"])
+            and "Claim check" in "".join(cell["source"])
+            for cell in cells
+        )
+        if tucked and boxed:
+            return entry.file
+    pytest.fail("no lesson has both a tucked proof cell and a collapsed claim box (docs/authoring.md)")

@@ -429,3 +429,30 @@ def test_dark_mode_shows_no_empty_output_box(browser: Any, server: str, screensh
             found[name] = empty
     context.close()
     assert not found, found
+
+
+def test_a_tucked_proof_is_hidden_and_a_claim_box_is_closed_until_clicked(
+    browser: Any, server: str, screenshots: Path, tucked_lesson: str
+) -> None:
+    name = f"notebooks/{Path(tucked_lesson).stem}.html"
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(urljoin(server, name), wait_until="load")
+    tucked = page.evaluate(
+        """() => [...document.querySelectorAll("div.cell.tag_hide-input")].slice(1).map(cell => {
+            const code = cell.querySelector("div.cell_input pre");
+            return code && code.checkVisibility() && !code.closest("details:not([open])");
+        })"""
+    )
+    box = page.locator("details", has=page.locator("summary", has_text="Claim check")).first
+    closed_before = box.evaluate("box => !box.open")
+    body_shown_before = box.evaluate(
+        "box => [...box.children].filter(e => e.tagName !== 'SUMMARY').some(e => e.checkVisibility())"
+    )
+    box.locator("summary").first.click()
+    opened = box.evaluate("box => box.open")
+    box.screenshot(path=str(screenshots / "book_claim_box_open.png"))
+    page.close()
+    print(f"\n{name}: {len(tucked)} tucked proof cells, code shown in {sum(tucked)}; claim box closed: {closed_before}")
+    assert tucked and not any(tucked), "a tucked proof cell's code is shown in the book"
+    assert closed_before and not body_shown_before, "the claim box is open before it is clicked"
+    assert opened, "the claim box does not open when its summary is clicked"

@@ -172,3 +172,36 @@ def test_run_all_cells_of_the_first_lesson_shows_profile_plot_and_verdict(
     assert width > 0, "the plot's image did not decode"
     assert glyph["ink"] > 0 and min(glyph["differs"]) > 0, f"the verdict mark draws as a missing glyph: {glyph}"
     assert not errors, errors
+
+
+def test_a_tucked_proof_is_collapsed_and_a_claim_box_is_closed_until_clicked(
+    browser: Any, lab: tuple[str, str], screenshots: Path, tucked_lesson: str
+) -> None:
+    url, token = lab
+    cells = json.loads((ROOT / "notebooks" / tucked_lesson).read_text(encoding="utf-8"))["cells"]
+    proof = next(
+        index
+        for index, cell in enumerate(cells)
+        if cell["cell_type"] == "code"
+        and cell.get("metadata", {}).get("jupyter", {}).get("source_hidden")
+        and not "".join(cell["source"]).lstrip().startswith(SETUP_MARKER.rstrip("."))
+    )
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{url}/lab/tree/{tucked_lesson}?reset&token={token}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
+    cell = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(proof)
+    cell.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    collapsed = cell.locator(".jp-InputPlaceholder").count() == 1
+    editor_shown = cell.locator(".jp-InputArea .cm-editor").first.is_visible()
+    box = page.locator(".jp-NotebookPanel details", has=page.locator("summary", has_text="Claim check")).first
+    box.scroll_into_view_if_needed()
+    closed_before = box.evaluate("box => !box.open")
+    box.locator("summary").first.click()
+    opened = box.evaluate("box => box.open")
+    box.screenshot(path=str(screenshots / "jupyterlab_claim_box_open.png"))
+    page.close()
+    print(f"\n{tucked_lesson}: cell {proof} collapsed {collapsed}; claim box closed before a click: {closed_before}")
+    assert collapsed and not editor_shown, f"cell {proof} of {tucked_lesson} is tucked but JupyterLab shows its code"
+    assert closed_before, "the claim box is open before it is clicked"
+    assert opened, "the claim box does not open when its summary is clicked"
