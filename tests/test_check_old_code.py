@@ -1185,6 +1185,38 @@ def build(reward, model, data):
     assert (found.line, found.kind) == (11, "trl-argument") and "`DPOTrainer(args=args)`" in found.message
 
 
+def test_a_trainer_class_looked_up_by_type_and_called_under_isinstance() -> None:
+    source = """
+from transformers import TrainingArguments
+
+
+class Task: ...
+class ForSFT(Task): ...
+class ForPPO(Task): ...
+
+
+class Wrapper:
+    def __init__(self, task):
+        from trl import DPOTrainer, SFTTrainer
+
+        self.task = task
+        self.trainer_mapping = {{ForSFT: SFTTrainer, ForPPO: DPOTrainer}}
+        self.trainer_cls = self.trainer_mapping[type(self.task)]
+        self.trainer_kwargs = {{}}
+        if isinstance(task, ForPPO):
+            self.trainer_kwargs["config"] = None
+
+    def train(self, model, tokenizer, data):
+        if isinstance(self.task, ForSFT):
+            return self.trainer_cls(model, args=TrainingArguments(output_dir="o"), train_dataset=data,
+                                    {keyword}=tokenizer, **self.trainer_kwargs)
+"""
+    found = check_source(source.format(keyword="tokenizer"))
+    assert [(f.line, f.kind) for f in found] == [(24, "trainer-tokenizer")]
+    assert "SFTTrainer" in found[0].message
+    assert check_source(source.format(keyword="processing_class")) == []
+
+
 def test_code_under_type_checking_never_runs_and_is_not_judged() -> None:
     source = """
 from typing import TYPE_CHECKING

@@ -226,4 +226,57 @@ class _Visitor(ast.NodeVisitor):
                     return scope.aliases[callee.id]
                 if callee.id in scope.assigned:
                     return []
+        if isinstance(callee, ast.Attribute) and _is_name(callee.value, "self") and self.class_stack:
+            looked_up = self._looked_up_class(callee)
+            if looked_up is not None:
+                return [looked_up]
         return [callee]
+
+    def _looked_up_class(self, callee: ast.Attribute) -> ast.AST | None:
+        """``self.trainer_cls(...)`` called under ``if isinstance(self._task, TaskForSFT):``, where the class set
+        ``self.trainer_cls = self.trainer_mapping[type(self._task)]`` and ``self.trainer_mapping = {TaskForSFT:
+        SFTTrainer, ...}``: the mapping's class for that branch (``SFTTrainer``), or ``None``."""
+        owner = self.class_stack[-1][0]
+
+        def assigned(attribute: str) -> list[ast.AST]:
+            """The values the class assigns to ``self.<attribute>``, in any method."""
+            return [
+                node.value
+                for node in ast.walk(owner)
+                if isinstance(node, ast.Assign)
+                and any(
+                    isinstance(t, ast.Attribute) and _is_name(t.value, "self") and t.attr == attribute
+                    for t in node.targets
+                )
+            ]
+
+        lookups = assigned(callee.attr)
+        if len(lookups) != 1 or not isinstance(lookup := lookups[0], ast.Subscript):
+            return None
+        key = lookup.slice
+        if not (
+            isinstance(lookup.value, ast.Attribute)
+            and _is_name(lookup.value.value, "self")
+            and isinstance(key, ast.Call)
+            and _is_name(key.func, "type")
+            and len(key.args) == 1
+        ):
+            return None
+        mappings = assigned(lookup.value.attr)
+        if len(mappings) != 1 or not isinstance(mapping := mappings[0], ast.Dict):
+            return None
+        subject = ast.unparse(key.args[0])
+        for node in ast.walk(self.function_stack[-1]) if self.function_stack else ():
+            test = node.test if isinstance(node, ast.If) else None
+            if not (
+                isinstance(test, ast.Call)
+                and _is_name(test.func, "isinstance")
+                and len(test.args) == 2
+                and ast.unparse(test.args[0]) == subject
+                and any(part is callee for statement in node.body for part in ast.walk(statement))
+            ):
+                continue
+            for name, value in zip(mapping.keys, mapping.values, strict=True):
+                if name is not None and ast.unparse(name) == ast.unparse(test.args[1]):
+                    return value
+        return None
