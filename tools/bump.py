@@ -51,7 +51,7 @@ NOT_BY_HAND = (
     "docs/setup_facts.json",
     "docs/cheatsheet.md",
     "tools/ladder/locks/",
-    "tests/migrate_corpus/",
+    "tests/check_old_code_corpus/",
     "helpers/lessons/",
     "notebooks/",
 )
