@@ -776,7 +776,8 @@ def other(lora):
 
 
 def test_a_method_handed_on_belongs_to_the_method_that_hands_it() -> None:
-    """5.24 calls ``_get_train_sampler`` only through ``get_train_dataloader`` (``sampler_fn=...``): a class that
+    """The pinned release calls ``_get_train_sampler`` only through ``get_train_dataloader``
+    (``sampler_fn=...``): a class that
     replaces ``get_train_dataloader`` and calls ``self._get_train_sampler()`` itself keeps its old override."""
     source = """
 from transformers import Trainer

@@ -117,7 +117,8 @@ def test_port_kwargs_rejects_unknown_and_clashing_names() -> None:
 
 
 def test_map_agrees_with_the_release_ladder() -> None:
-    """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to 5.24."""
+    """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to the
+    pinned release."""
     from helpers.check_old_code import ladder, ladder_removal
 
     data = ladder()
