@@ -215,3 +215,42 @@ def test_monitor_call_seconds_times_both_monitors() -> None:
         monitor_call_seconds(TinyClassifier())
     with pytest.raises(ValueError, match="positive ints"):
         monitor_call_seconds(model, rounds=0)
+
+
+def test_recorder_keeps_exactly_the_filtered_parameters(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Lesson 08's old attention heatmap, moved here: a recorder grouped per parameter with a name filter (the
+    Long customisation post's `"attention" in name`) records one row per kept weight, in model order."""
+
+    def keep(name: str) -> bool:
+        return "encoder" in name and name.endswith("weight")
+
+    recorder = GradientNormRecorder(group_by=lambda name: name, keep=keep)
+    _tiny_trainer([recorder], tmp_path, steps=2).train()
+    names, steps, matrix = recorder.matrix()
+    assert names == [name for name, _ in TinyClassifier().named_parameters() if keep(name)]
+    assert steps == [0, 1] and matrix.shape == (3, 2)
+
+
+def test_monitor_call_seconds_counts_more_tensors_on_a_deeper_model() -> None:
+    """Lesson 08's old cost comparison by depth, moved here: more layers, more gradient tensors to read."""
+    from helpers.lessons.lesson_08 import monitor_call_seconds
+
+    shallow = monitor_call_seconds(_model_with_grads(), rounds=2, calls=1)
+    deeper = _model_with_grads()
+    deeper.encoder.layer.append(nn.Linear(8, 8))
+    deeper(torch.randint(0, 50, (4, 5)), torch.tensor([0, 1, 1, 0]))["loss"].backward()
+    deep = monitor_call_seconds(deeper, rounds=2, calls=1)
+    assert deep["tensors"] == shallow["tensors"] + 2
+    assert all(value > 0 for result in (shallow, deep) for value in result["call_seconds"].values())
+
+
+def test_lesson_08_re_exports_the_helpers_unchanged() -> None:
+    """The exported names of lesson 08 are the helpers modules' objects (a contract with lesson 15, the checks,
+    tools/bench.py and these tests)."""
+    from helpers import gradient_norms, monitor_cost
+    from helpers.lessons import lesson_08
+
+    for name in lesson_08.__all__:
+        source = gradient_norms if hasattr(gradient_norms, name) else monitor_cost
+        assert getattr(lesson_08, name) is getattr(source, name), name
+    assert {"GradientNormRecorder", "monitoring_overhead", "subclass_vs_callback"} <= set(lesson_08.__all__)

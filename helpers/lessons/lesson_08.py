@@ -8,255 +8,36 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
-import io
-import re
-import sys
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import TextIO
+from helpers.gradient_norms import (
+    NUMBERED_MODULE,
+    GradientNormRecorder,
+    GradientNormTrainer,
+    NormHistory,
+    SeedStyleGradientPrinter,
+    direct_group_norms,
+    gradient_values,
+    layer_group,
+    parameter_groups,
+)
+from helpers.monitor_cost import (
+    monitor_call_seconds,
+    monitoring_overhead,
+    seconds_per_call,
+    subclass_vs_callback,
+)
 
-import torch
-from transformers import Trainer, TrainerCallback
-
-from helpers.lessons.lesson_06 import group_gradient_norms
-from helpers.performance import CLOCKS, compare_step_times, default_clock, interleaved, medians, ratios
-
-NUMBERED_MODULE = re.compile(r"^(.*?\.\d+)(?:\.|$)")
-
-
-def layer_group(name):
-    """The layer of a parameter: its name up to the first numbered module, else up to
-    its module (`bert.encoder.layer.0.attention.self.query.weight` ->
-    `bert.encoder.layer.0`; `bert.embeddings.word_embeddings.weight` ->
-    `bert.embeddings`)."""
-    if not isinstance(name, str) or not name:
-        raise ValueError(
-            f"name must be a parameter name such as 'bert.encoder.layer.0.output.dense.weight', got {name!r}."
-        )
-    numbered = NUMBERED_MODULE.match(name)
-    if numbered:
-        return numbered.group(1)
-    parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
-
-
-def parameter_groups(model, group_by=layer_group, keep=None):
-    """The trainable parameters of `model` by `group_by(name)`, in model order; `keep`
-    filters names (`lambda name: "attention" in name`, as the Long post did)."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}.")
-    groups = {}
-    for name, parameter in model.named_parameters():
-        if parameter.requires_grad and (keep is None or keep(name)):
-            groups.setdefault(group_by(name), []).append(parameter)
-    if not groups:
-        raise ValueError(
-            "no trainable parameter matched; check the `keep` filter and that the "
-            "model has trainable parameters (requires_grad=True)."
-        )
-    return groups
-
-
-def gradient_values(groups):
-    """Every gradient value of each group, as one flat float32 CPU tensor per group."""
-    values = {}
-    for name, params in groups.items():
-        grads = [p.grad.detach().flatten() for p in params if p.grad is not None]
-        if grads:
-            values[name] = torch.cat(grads).float().cpu()
-    return values
-
-
-@dataclass
-class NormHistory:
-    """What a gradient recorder keeps: `norms[layer][i]`, the layer's norm at optimizer
-    step `steps[i]`; `total_norms[i]`, over all layers; `snapshots[step][layer]`, every
-    gradient value of the layer at that step."""
-
-    steps: list = field(default_factory=list, kw_only=True)
-    norms: dict = field(default_factory=dict, kw_only=True)
-    total_norms: list = field(default_factory=list, kw_only=True)
-    snapshots: dict = field(default_factory=dict, kw_only=True)
-
-    def matrix(self):
-        """`(layer names, steps, norms)`; `norms[g, s]`: layer g, step s."""
-        if not self.steps:
-            raise ValueError("nothing recorded yet: train with this callback first.")
-        names = list(self.norms)
-        return names, list(self.steps), torch.tensor([self.norms[n] for n in names])
-
-
-@dataclass
-class GradientNormRecorder(TrainerCallback, NormHistory):
-    """Per-layer gradient norms every `every` optimizer steps, at on_pre_optimizer_step:
-    after clipping, the norms the optimizer is about to use (kept as in NormHistory)."""
-
-    every: int = 1
-    group_by: Callable[[str], str] = layer_group
-    keep: Callable[[str], bool] | None = None
-    snapshot_steps: Collection[int] = ()
-
-    def __post_init__(self):
-        if type(self.every) is not int or self.every < 1:
-            wanted = "a positive int (record every N optimizer steps)"
-            raise ValueError(f"every must be {wanted}, got {self.every!r}.")
-        self._groups = None
-
-    def on_train_begin(self, args, state, control, model=None, **kwargs):
-        self._groups = parameter_groups(model, self.group_by, self.keep)
-
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
-        step = int(state.global_step)
-        if self._groups is None:
-            self._groups = parameter_groups(model, self.group_by, self.keep)
-        if step in self.snapshot_steps:
-            self.snapshots[step] = gradient_values(self._groups)
-        if step % self.every == 0:
-            norms = group_gradient_norms(self._groups)
-            self.steps.append(step)
-            for name in self._groups:
-                self.norms.setdefault(name, []).append(norms.get(name, float("nan")))
-            self.total_norms.append(sum(v**2 for v in norms.values()) ** 0.5)
-
-
-@dataclass
-class SeedStyleGradientPrinter(TrainerCallback):
-    """The Short and Long customisation posts' printer as a callback: for every
-    parameter, `grad.mean()` and one printed line, every step (into `stream`; `keep`
-    filters names)."""
-
-    stream: TextIO | None = None
-    keep: Callable[[str], bool] | None = None
-    lines_printed: int = 0
-
-    def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
-        stream = self.stream if self.stream is not None else sys.stdout
-        for name, param in model.named_parameters():
-            if param.requires_grad and (self.keep is None or self.keep(name)):
-                if param.grad is not None:
-                    print(f"{name}, gradient: {param.grad.mean()}", file=stream)
-                else:
-                    print(f"{name} has not gradient", file=stream)
-                self.lines_printed += 1
-
-
-def direct_group_norms(model, group_by=layer_group):
-    """The per-layer gradient norms, one parameter at a time (the reference)."""
-    squared = {}
-    for name, parameter in model.named_parameters():
-        if parameter.requires_grad and parameter.grad is not None:
-            group = group_by(name)
-            value = float(parameter.grad.double().pow(2).sum())
-            squared[group] = squared.get(group, 0.0) + value
-    return {name: value**0.5 for name, value in squared.items()}
-
-
-def monitoring_overhead(make_trainer, steps, repeats=3, every=1, monitors=None, warmup_steps=1, clock=None):
-    """Median step time of `make_trainer(callbacks)` plain, with `GradientNormRecorder`,
-    with `SeedStyleGradientPrinter` (or `monitors`: name -> factory of callbacks), in
-    interleaved rounds: `helpers.performance.compare_step_times`'s result."""
-    if not isinstance(steps, int) or steps <= warmup_steps:
-        wanted = f"an int larger than warmup_steps={warmup_steps}"
-        raise ValueError(f"steps must be {wanted}, got {steps!r}.")
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}.")
-    monitors = monitors or {
-        "plain": lambda: [],
-        "efficient": lambda: [GradientNormRecorder(every=every)],
-        "printer": lambda: [SeedStyleGradientPrinter(stream=io.StringIO())],
-    }
-    if "plain" not in monitors:
-        raise ValueError("monitors must include 'plain' (the baseline of the ratios).")
-    variants = {name: (lambda factory=factory: make_trainer(factory())) for name, factory in monitors.items()}
-    return compare_step_times(variants, steps, repeats, "plain", warmup_steps=warmup_steps, clock=clock)
-
-
-def seconds_per_call(work, rounds, calls):
-    """Median seconds per call of each function of `work` (name -> function), `calls`
-    calls at a time, interleaved over `rounds` (CPU time on one thread; GPU: wall)."""
-    clock = default_clock()
-    gpu = clock == "wall" and torch.cuda.is_available()
-    synchronize = torch.cuda.synchronize if gpu else (lambda: None)
-
-    def timed(name):
-        synchronize()
-        started = CLOCKS[clock]()
-        for _ in range(calls):
-            work[name]()
-        synchronize()
-        return (CLOCKS[clock]() - started) / calls
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1 if clock == "cpu" else threads)
-    try:
-        timings = interleaved({n: (lambda n=n: timed(n)) for n in work}, rounds)
-    finally:
-        torch.set_num_threads(threads)
-    return medians(timings), clock
-
-
-def monitor_call_seconds(model, rounds=20, calls=5):
-    """Seconds per call of the recorder's work and of the printer's, alone, on the
-    gradients `model` holds now (`seconds_per_call`)."""
-    if not all(isinstance(n, int) and n >= 1 for n in (rounds, calls)):
-        got = f"got {rounds!r}, {calls!r}"
-        raise ValueError(f"rounds and calls must be positive ints, {got}.")
-    groups = parameter_groups(model)
-    tensors = sum(1 for ps in groups.values() for p in ps if p.grad is not None)
-    if not tensors:
-        raise ValueError("no parameter has a gradient: run a backward pass first.")
-    printer = SeedStyleGradientPrinter(stream=io.StringIO())
-    work = {
-        "recorder": lambda: group_gradient_norms(groups),
-        "printer": lambda: printer.on_pre_optimizer_step(None, None, None, model=model),
-    }
-    seconds, clock = seconds_per_call(work, rounds, calls)
-    return {
-        "call_seconds": seconds,
-        "ratio": ratios(seconds, "recorder"),
-        "tensors": tensors,
-        "clock": clock,
-    }
-
-
-class GradientNormTrainer(Trainer):
-    """The recorder's work in a `training_step` override: after the backward pass of the
-    last micro-batch of each optimizer step, the per-layer norms go to `gradient_norms`
-    (before clipping, which the Trainer does after `training_step`)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.gradient_norms = []
-        self._norm_groups = None
-
-    def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        if self.accelerator.sync_gradients:  # the last micro-batch of the step
-            if self._norm_groups is None:
-                self._norm_groups = parameter_groups(self.model)
-            self.gradient_norms.append(group_gradient_norms(self._norm_groups))
-        return loss
-
-
-def subclass_vs_callback(make_trainer, steps, repeats=3, warmup_steps=1, clock=None):
-    """Median step times of `make_trainer(trainer_class, callbacks)` as a `Trainer`,
-    with `GradientNormRecorder`, and as `GradientNormTrainer`, interleaved; adds
-    `subclass_over_callback`, the subclass's median over the callback's."""
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive int, got {repeats!r}.")
-    variants = {
-        "plain": lambda: make_trainer(Trainer, []),
-        "callback": lambda: make_trainer(Trainer, [GradientNormRecorder(every=1)]),
-        "subclass": lambda: make_trainer(GradientNormTrainer, []),
-    }
-    result = compare_step_times(
-        variants,
-        steps,
-        rounds=repeats,
-        baseline="plain",
-        warmup_steps=warmup_steps,
-        clock=clock,
-    )
-    seconds = result["step_seconds"]
-    result["subclass_over_callback"] = seconds["subclass"] / seconds["callback"]
-    return result
+__all__ = [
+    "NUMBERED_MODULE",
+    "GradientNormRecorder",
+    "GradientNormTrainer",
+    "NormHistory",
+    "SeedStyleGradientPrinter",
+    "direct_group_norms",
+    "gradient_values",
+    "layer_group",
+    "parameter_groups",
+    "monitor_call_seconds",
+    "monitoring_overhead",
+    "seconds_per_call",
+    "subclass_vs_callback",
+]
