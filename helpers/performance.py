@@ -1,9 +1,9 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
 Shared by lesson 09, lesson 08 (``helpers.lessons.lesson_08``) and ``tools/bench.py``. What the lesson teaches
-(which switch to flip, and why) stays in the notebook, and the Trainers it times come from the course's one
-factory (lesson 01's ``make_trainer``, with lesson 09's ``MEASUREMENT_SETTINGS``); this module only measures,
-the same way everywhere:
+(which switch to flip, and why) stays in the notebook, which writes its ``TrainingArguments`` and ``Trainer`` out
+with lesson 09's ``MEASUREMENT_SETTINGS`` (the bench builds the same Trainers through lesson 01's
+``make_trainer``); this module only measures, the same way everywhere:
 
 * :func:`timed_train` times each optimizer step of a real ``Trainer`` run with :class:`StepTimer`
   (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
@@ -14,6 +14,7 @@ the same way everywhere:
 * :func:`padding_report` gives the padded-token fraction of whole dataloaders (via ``helpers.data.padding_stats``).
 * :func:`saved_tensor_bytes` counts the bytes autograd keeps for the backward pass (works on any device), and
   :func:`cuda_peak_mib` reads the CUDA allocator's peak (GPU only).
+* :func:`forward_calls` counts how often modules run forward (a recomputed layer, a micro-batch), exactly.
 * :func:`save_figures` hands a lesson's figures to the GPU run (``tools/gpu_run.py``) when it asks for them.
 """
 
@@ -165,7 +166,8 @@ def compare_step_times(
 
     Returns:
         ``{"step_seconds": {name: median}, "ratio": {name: median / baseline median},
-        "steps_timed": {name: count}, "repeats": rounds, "clock": clock, "threads": threads used}``.
+        "steps_timed": {name: count}, "cuda_peak_mib": {name: largest CUDA peak of its runs, or None without
+        CUDA}, "repeats": rounds, "clock": clock, "threads": threads used}``.
     """
     import torch
 
@@ -177,6 +179,7 @@ def compare_step_times(
         raise PerformanceError(f"baseline {baseline!r} is not among the variants {sorted(variants)}.")
     clock = clock if clock is not None else default_clock()
     timed: dict[str, list[float]] = {name: [] for name in variants}
+    peaks: dict[str, float | None] = {name: None for name in variants}
 
     def run(name: str) -> float:
         trainer = variants[name]()
@@ -188,6 +191,9 @@ def compare_step_times(
                 "for that many steps."
             )
         timed[name].extend(seconds[warmup_steps:])
+        peak = cuda_peak_mib()  # timed_train reset the peak before this run
+        if peak is not None:
+            peaks[name] = max(peak, peaks[name] or 0.0)
         return sum(seconds)
 
     threads = torch.get_num_threads()
@@ -202,6 +208,7 @@ def compare_step_times(
         "step_seconds": step_medians,
         "ratio": ratios(step_medians, baseline),
         "steps_timed": {name: len(values) for name, values in timed.items()},
+        "cuda_peak_mib": peaks,
         "repeats": rounds,
         "clock": clock,
         "threads": 1 if clock == "cpu" else threads,
@@ -247,6 +254,44 @@ def saved_tensor_bytes(model: Any, batch: Mapping[str, Any]) -> int:
     loss.backward()  # frees the graph; the caller decides whether to keep the gradients
     model.zero_grad(set_to_none=True)
     return total
+
+
+class forward_calls:  # noqa: N801 (used as a context manager, like a function)
+    """Count the forward calls of some modules while the ``with`` block runs.
+
+    ``with forward_calls(model.bert.encoder.layer) as calls: trainer.train()`` leaves ``calls.count`` at the
+    number of times those layers ran forward, all together (each micro-batch of gradient accumulation once).
+    Exact on any device (forward pre-hooks, removed when the block ends, also after an exception). To see
+    activation checkpointing's recomputation, count a module *inside* the checkpointed layer (its attention
+    block): transformers checkpoints a layer's ``forward``, so the layer's own hooks run once a step.
+
+    Args:
+        modules: one ``torch.nn.Module``, or an iterable of them (a ``ModuleList`` counts its members).
+    """
+
+    def __init__(self, modules: Any) -> None:
+        import torch
+
+        single = isinstance(modules, torch.nn.Module) and not isinstance(modules, torch.nn.ModuleList)
+        modules = [modules] if single else list(modules)  # a ModuleList never runs forward itself
+        if not modules or not all(isinstance(module, torch.nn.Module) for module in modules):
+            raise PerformanceError("forward_calls needs a torch.nn.Module or a non-empty list of them.")
+        self.modules = modules
+        self.count = 0
+        self._handles: list[Any] = []
+
+    def _hook(self, module: Any, inputs: Any) -> None:
+        self.count += 1
+
+    def __enter__(self) -> forward_calls:
+        self.count = 0
+        self._handles = [module.register_forward_pre_hook(self._hook) for module in self.modules]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
 
 
 def reset_cuda_peak() -> None:

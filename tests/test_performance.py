@@ -10,6 +10,7 @@ from helpers.performance import (
     compare_step_times,
     cuda_peak_mib,
     format_table,
+    forward_calls,
     interleaved,
     medians,
     padding_report,
@@ -155,13 +156,25 @@ def test_compare_step_times_refuses_bad_input_before_training() -> None:
         compare_step_times(never, steps=3, warmup_steps=-1)
 
 
-def test_compare_step_times_pools_steps_and_takes_ratios(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_compare_step_times_pools_steps_and_takes_ratios(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A fake clock makes the ratio exact: every reading advances it by 1 ms, and the slow variant's callback
+    adds 3 ms inside each timed step (no real timing is asserted)."""
     from datasets import Dataset
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
+    from helpers import performance
+
+    now = [0.0]
+
+    def fake_clock() -> float:
+        now[0] += 0.001
+        return now[0]
+
+    monkeypatch.setitem(performance.CLOCKS, "cpu", fake_clock)
+
     class Slow(TrainerCallback):
         def on_pre_optimizer_step(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-            sum(i * i for i in range(200_000))  # CPU work inside the timed step
+            now[0] += 0.003  # three more milliseconds inside the timed step
 
     def build(callbacks: list) -> Trainer:
         torch.manual_seed(0)
@@ -172,10 +185,40 @@ def test_compare_step_times_pools_steps_and_takes_ratios(tmp_path) -> None:  # t
         rows = Dataset.from_dict({"x": [[1.0, 2.0]] * 32, "labels": [0, 1] * 16})
         return Trainer(model=_Linear(), args=args, train_dataset=rows, callbacks=callbacks)
 
-    result = compare_step_times({"plain": lambda: build([]), "slow": lambda: build([Slow()])}, steps=3, rounds=2)
+    result = compare_step_times(
+        {"plain": lambda: build([]), "slow": lambda: build([Slow()])}, steps=3, rounds=2, clock="cpu"
+    )
     assert result["steps_timed"] == {"plain": 4, "slow": 4}  # 2 rounds x (3 steps - 1 warm-up)
-    assert result["ratio"]["plain"] == 1.0 and result["ratio"]["slow"] > 1.0
-    assert result["clock"] in {"cpu", "wall"}
+    assert result["step_seconds"]["plain"] == pytest.approx(0.001)
+    assert result["ratio"] == pytest.approx({"plain": 1.0, "slow": 4.0})
+    assert result["clock"] == "cpu" and result["threads"] == 1
+    if not torch.cuda.is_available():
+        assert result["cuda_peak_mib"] == {"plain": None, "slow": None}
+
+
+def test_forward_calls_counts_recomputed_layers_and_micro_batches() -> None:
+    from torch.utils.checkpoint import checkpoint
+
+    layers = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(2)])
+    inputs = torch.ones(4, 3, requires_grad=True)
+    with forward_calls(layers) as calls:
+        out = inputs
+        for layer in layers:
+            out = layer(out)
+        out.sum().backward()
+    assert calls.count == 2  # each layer once
+    with forward_calls(layers) as calls:
+        out = inputs
+        for layer in layers:
+            out = checkpoint(layer, out, use_reentrant=False)
+        out.sum().backward()
+    assert calls.count == 4  # each layer again during the backward pass
+    layers[0](inputs)  # hooks are gone after the block
+    assert calls.count == 4
+    with pytest.raises(PerformanceError, match="torch.nn.Module"):
+        forward_calls([])
+    with pytest.raises(PerformanceError, match="torch.nn.Module"):
+        forward_calls(["layer"])
 
 
 class _Linear(torch.nn.Module):
