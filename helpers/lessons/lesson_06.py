@@ -8,101 +8,27 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
-import dataclasses
-import gc
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
-from transformers import TrainerCallback, TrainerControl
 
-from helpers.lessons.lesson_05 import check_event
+from helpers.control_matrix import (
+    CONTROL_FLAGS,
+    FlagProbe,
+    flag_effect,
+    measure_control_matrix,
+    run_actions,
+)
 
-CONTROL_FLAGS = tuple(field.name for field in dataclasses.fields(TrainerControl))
-
-
-def run_actions(log_history, recorder):
-    """What one run did, from its state.log_history and an EventRecorder (lesson 05):
-    the steps that logged, evaluated and saved, the last step, and steps per epoch."""
-    epoch_ends = [record.global_step for record in recorder.of("on_epoch_end")]
-    if not epoch_ends:
-        raise ValueError("the recorder saw no on_epoch_end: pass it to the Trainer and train first.")
-    return {
-        "log": tuple(entry["step"] for entry in log_history if "loss" in entry),
-        "evaluate": tuple(e["step"] for e in log_history if "eval_loss" in e),
-        "save": tuple(record.global_step for record in recorder.of("on_save")),
-        "last_step": recorder.records[-1].global_step,
-        "epoch_steps": tuple(end - start for start, end in zip([0] + epoch_ends, epoch_ends)),
-    }
-
-
-def flag_effect(baseline, probed):
-    """What a probed run did differently from the baseline (both from run_actions):
-    "no effect", or changes such as "+log@2" (an extra log at step 2), "-save@6" (a
-    checkpoint the baseline made and this run, still going, did not) or "steps per
-    epoch 1 (not 4+4)", joined by "; "."""
-    changes = []
-    for action in ("log", "evaluate", "save"):
-        extra = sorted(set(probed[action]) - set(baseline[action]))
-        missing = sorted(set(baseline[action]) - set(probed[action]))
-        changes += [f"+{action}@{step}" for step in extra]
-        changes += [f"-{action}@{step}" for step in missing if step <= probed["last_step"]]
-    if probed["epoch_steps"] != baseline["epoch_steps"]:
-        now, before = ("+".join(map(str, run["epoch_steps"])) for run in (probed, baseline))
-        changes.append(f"steps per epoch {now} (not {before})")
-    return "; ".join(changes) if changes else "no effect"
-
-
-@dataclass
-class FlagProbe(TrainerCallback):
-    """Sets `control.<flag> = True` once: at the first firing of `event` with
-    global_step >= at_step. `fired_at` is the step it acted at (None: not yet);
-    reset() makes it act again in the next train()."""
-
-    event: str
-    flag: str
-    at_step: int = 1
-    fired_at: int | None = None
-
-    def __post_init__(self):
-        check_event(self.event)
-        if self.flag not in CONTROL_FLAGS:
-            raise ValueError(f"flag must be one of {CONTROL_FLAGS}, got {self.flag!r}.")
-        if not isinstance(self.at_step, int) or self.at_step < 0:
-            raise ValueError(f"at_step must be a global_step (an int >= 0), got {self.at_step!r}.")
-        setattr(self, self.event, self._maybe_set)  # this event, and no other
-
-    def reset(self):
-        """Forget that the probe fired, so that it acts again in the next run."""
-        self.fired_at = None
-
-    def _maybe_set(self, args, state, control, **kwargs):
-        if self.fired_at is None and state.global_step >= self.at_step:
-            setattr(control, self.flag, True)
-            self.fired_at = int(state.global_step)
-
-
-def measure_control_matrix(trainer, recorder, baseline, events, at_step=None):
-    """{(event, flag): flag_effect text} for every event and flag of CONTROL_FLAGS,
-    one train() of `trainer` each, with a FlagProbe at `at_step.get(event, 1)`.
-    `recorder` is an EventRecorder among the trainer's callbacks; also returns
-    {event: the global_step its probe acted at}."""
-    cells, fired_at = {}, {}
-    gc.freeze()  # each train() starts with gc.collect(): skip the objects alive now
-    for event in events:
-        for flag in CONTROL_FLAGS:
-            probe = FlagProbe(event, flag, at_step=(at_step or {}).get(event, 1))
-            trainer.add_callback(probe)
-            recorder.records.clear()
-            trainer.control = TrainerControl()
-            try:
-                trainer.train()
-            finally:
-                trainer.remove_callback(probe)
-            actions = run_actions(trainer.state.log_history, recorder)
-            cells[event, flag] = flag_effect(baseline, actions)
-            fired_at[event] = probe.fired_at
-    return cells, fired_at
+# Course instruments, kept importable from helpers.lessons.lesson_06 for later lessons.
+__all__ = [
+    "CONTROL_FLAGS",
+    "FlagProbe",
+    "flag_effect",
+    "group_gradient_norms",
+    "measure_control_matrix",
+    "run_actions",
+]
 
 
 def group_gradient_norms(groups: dict[str, Sequence[torch.Tensor]]) -> dict[str, float]:
