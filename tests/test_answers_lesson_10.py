@@ -211,6 +211,21 @@ class ClassLossNeverRestarted(ClassLossAllReduce):
         Trainer.log(self, logs, start_time)
 
 
+class ClassLossReducedOnZero(ClassLossAllReduce):
+    """A hurried learner's guard: only process zero logs, so only process zero reduces. The other process never
+    joins the all-reduce and the run hangs: the check must say so, not report a bug in itself."""
+
+    def log(self, logs, start_time=None):
+        if "loss" in logs:
+            totals = torch.tensor([value for label in (0, 1) for value in self.sums[label]], dtype=torch.float64)
+            if self.is_world_process_zero():
+                totals = self.accelerator.reduce(totals, reduction="sum")
+                logs["loss_negative"] = (totals[0] / totals[1]).item()
+                logs["loss_positive"] = (totals[2] / totals[3]).item()
+            self.sums = {0: [0.0, 0], 1: [0.0, 0]}
+        Trainer.log(self, logs, start_time)
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -247,6 +262,7 @@ MISTAKES = {
         (ClassLossMeanOfMeans, "mean of the micro-batches' means"),
         (ClassLossAverageOfProcesses, "on 2 processes (process 0's log)"),
         (ClassLossNeverRestarted, "then start again"),
+        (ClassLossReducedOnZero, "process 0 waited in all_reduce (called from log"),
     ],
 }
 

@@ -8,9 +8,12 @@ here; a child's own output (library warnings, C++ ones too) goes nowhere, the ve
 
 from __future__ import annotations
 
+import faulthandler
 import gc
 import os
 import queue
+import re
+import signal
 import sys
 import tempfile
 import time
@@ -23,6 +26,22 @@ from helpers.checks.core import Wrong
 
 TWO_PROCESS_TIMEOUT_S = 30
 
+# torch.distributed's collectives: each returns only when every process of the group has called it.
+COLLECTIVES = (
+    "all_reduce",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_gather_object",
+    "gather",
+    "gather_object",
+    "broadcast",
+    "broadcast_object_list",
+    "reduce_scatter",
+    "barrier",
+)
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<name>\S+)')
+
 
 def _process(rank: int, store: str, make: Callable[..., Any], report: Callable[[Any], Any], results: Any) -> None:
     """One of the two processes: a real DDP run of ``make(per_device_train_batch_size=4)``, then ``report(trainer)``.
@@ -32,6 +51,9 @@ def _process(rank: int, store: str, make: Callable[..., Any], report: Callable[[
     os.dup2(silent, 1)
     os.dup2(silent, 2)
     sys.stdout = sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (this process ends with the run)
+    # On SIGUSR1 (the parent's, when the pair hangs) write every thread's stack where the parent can read it.
+    stacks = open(f"{store}.stack{rank}", "w")  # noqa: SIM115 (open until this process ends)
+    faulthandler.register(signal.SIGUSR1, file=stacks, all_threads=True)
     import torch.distributed as dist
 
     try:
@@ -57,8 +79,52 @@ def _process(rank: int, store: str, make: Callable[..., Any], report: Callable[[
     os._exit(0)
 
 
+def waiting_in_collective(stack: str) -> str | None:
+    """Where a process whose Python stack (faulthandler's text, innermost frame first) waits in one of
+    torch.distributed's collectives: ``"all_reduce (called from log, file.py:12)"``, naming the first frame
+    outside torch, accelerate and transformers; None when the stack is not in a collective."""
+    frames = [match.groupdict() for match in _FRAME.finditer(stack)]
+    inside = [i for i, f in enumerate(frames) if f["name"] in COLLECTIVES and "distributed" in f["file"]]
+    if not inside:
+        return None
+    libraries = ("torch", "accelerate", "transformers", "checks")  # the learner's frame is none of these
+    caller = next(
+        (f for f in frames[inside[0] + 1 :] if not any(f"{os.sep}{name}{os.sep}" in f["file"] for name in libraries)),
+        None,
+    )
+    where = (
+        f" (called from {caller['name']}, {os.path.basename(caller['file'])}:{caller['line']})"
+        if caller
+        else " (called by the Trainer)"
+    )
+    return f"{frames[inside[0]]['name']}{where}"
+
+
+def _stacks_of_the_stuck(processes: list[Any], got: list[tuple[Any, ...]], store: str) -> dict[int, str]:
+    """Each process that did not report and is still alive: its stack, written on SIGUSR1."""
+    reported = {row[0] for row in got}
+    stuck = [rank for rank, process in enumerate(processes) if rank not in reported and process.is_alive()]
+    for rank in stuck:
+        os.kill(processes[rank].pid, signal.SIGUSR1)
+    time.sleep(1.0)
+    stacks = {}
+    for rank in stuck:
+        with open(f"{store}.stack{rank}") as written:
+            stacks[rank] = written.read()
+    return stacks
+
+
+class _Hung(Exception):
+    """The pair did not report in time and a process was waiting in a collective: ``waits`` says where."""
+
+    def __init__(self, waits: dict[int, str]) -> None:
+        super().__init__(waits)
+        self.waits = waits
+
+
 def _run_two(make: Callable[..., Any], report: Callable[[Any], Any]) -> list[tuple[Any, ...]] | None:
-    """One attempt: both processes' rows, or None if they did not both report within the time limit."""
+    """One attempt: both processes' rows, or None if they did not both report within the time limit. Raises
+    :class:`_Hung` when they did not because a process waited in a collective."""
     import multiprocessing
 
     context = multiprocessing.get_context("fork")
@@ -79,20 +145,40 @@ def _run_two(make: Callable[..., Any], report: Callable[[Any], Any]) -> list[tup
                 except queue.Empty:
                     if any(not p.is_alive() and p.exitcode for p in processes):
                         break  # a process died without reporting
+            stacks = _stacks_of_the_stuck(processes, got, store) if len(got) < 2 else {}
         finally:
             for process in processes:
-                process.join(timeout=5)
+                process.join(timeout=0 if len(got) < 2 else 5)
                 if process.is_alive():
                     process.kill()
                     process.join()
+    waits = {rank: where for rank, stack in stacks.items() if (where := waiting_in_collective(stack))}
+    if waits:
+        raise _Hung(waits)
     return sorted(got, key=lambda row: row[0]) if len(got) == 2 else None
+
+
+def _hang_message(waits: dict[int, str]) -> str:
+    done = [rank for rank in (0, 1) if rank not in waits]
+    where = "; ".join(f"process {rank} waited in {place}" for rank, place in sorted(waits.items()))
+    others = f", while process {done[0]} had gone on without it" if done else ""
+    return (
+        f"on 2 processes your code hung for {TWO_PROCESS_TIMEOUT_S} s: {where}{others}. A collective "
+        "(self.accelerator.reduce or gather, torch.distributed.all_reduce) returns only when every process "
+        "has called it: call it on every process, at the same point, and put only what you do with its result "
+        "under `if self.is_world_process_zero()`."
+    )
 
 
 def two_processes(make: Callable[..., Any], report: Callable[[Any], Any]) -> list[Any]:
     """``[report(trainer) of process 0, of process 1]`` after a real 2-process run of ``make(per_device_train_batch_size
     =4)`` in each. An exception in a process is reported as the learner's (:class:`Wrong`); a pair that does not
-    report in time, twice, or that did not start as 2 processes, is the check's own error."""
-    got = _run_two(make, report) or _run_two(make, report)  # one retry, should a pair not report in time
+    report in time, twice, or that did not start as 2 processes, is the check's own error; a pair that hangs
+    because a process waits in a collective (the others never call) is the learner's, said at once."""
+    try:
+        got = _run_two(make, report) or _run_two(make, report)  # one retry, should a pair not report in time
+    except _Hung as hung:  # not retried: the same code hangs again
+        raise Wrong(_hang_message(hung.waits)) from None
     if got is None:
         raise RuntimeError(f"the 2-process run did not report within {TWO_PROCESS_TIMEOUT_S} s, twice")
     errors = [error for _, error, *_ in got if error]
