@@ -30,7 +30,7 @@ def lm_sizes() -> dict[str, int]:
     from helpers.context import active_profile
 
     if active_profile().on_gpu:
-        return {"hidden": 256, "layers": 4, "train_examples": 20000, "test_examples": 1000, "steps": 400}
+        return {"hidden": 256, "layers": 4, "train_examples": 20000, "test_examples": 1000, "steps": 80}
     return {"hidden": 64, "layers": 2, "train_examples": 2000, "test_examples": 200, "steps": 40}
 
 
