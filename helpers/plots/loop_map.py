@@ -21,7 +21,7 @@ def plot_loop_map(
     title: str = "The training loop, recorded: where each override and callback runs",
     ax: Any = None,
 ) -> Any:
-    """Draw recorded calls (``LoopRecorder.calls``, lesson 05: :mod:`helpers.lessons.lesson_05`) as a map of the loop.
+    """Draw recorded calls (``LoopRecorder.calls`` of :mod:`helpers.loop_calls`, lesson 05) as a map of the loop.
 
     Args:
         calls: the calls in order, each with ``index``, ``kind`` (``"method"`` or ``"event"``), ``name``,
@@ -36,7 +36,7 @@ def plot_loop_map(
         ValueError: no calls, or a call without the fields above.
     """
     if not calls:
-        raise ValueError("no calls to draw: pass record_loop_map().calls (helpers.lessons.lesson_05).")
+        raise ValueError("no calls to draw: pass record_loop_map().calls (helpers.loop_calls).")
     for call in calls:
         if not all(hasattr(call, name) for name in ("index", "kind", "name", "depth", "global_step", "end")):
             raise ValueError(f"each call needs index, kind, name, depth, global_step, end (a LoopCall), got {call!r}.")
