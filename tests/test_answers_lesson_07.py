@@ -250,6 +250,24 @@ class PartsOverLoggingSteps(PartsAsTensorLists):
         Trainer.log(self, logs, start_time)
 
 
+class PartsZOfBatchMean(PartsAsTensorLists):
+    """A hurried learner's z-loss: 0.1 times the square of the batch mean of logsumexp, where the exercise defines the
+    mean over the reviews of the squares (trained and logged that way)."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
+        logits = outputs.logits
+        parts = {
+            "loss_ce": F.cross_entropy(logits, inputs["labels"]),
+            "loss_z": 0.1 * torch.logsumexp(logits, dim=-1).mean() ** 2,
+        }
+        if self.model.training:
+            for name, value in parts.items():
+                self.noted[name].append(value.detach())
+        loss = parts["loss_ce"] + parts["loss_z"]
+        return (loss, outputs) if return_outputs else loss
+
+
 class PartsLastMicroBatch(PartsAsTensorLists):
     """Wrong: logs the parts of the last micro-batch only."""
 
@@ -288,6 +306,7 @@ MISTAKES = {
         (PartsWithEvaluation, "(not evaluation's)"),
         (PartsOverLoggingSteps, "micro-batches since the previous training log"),
         (PartsLastMicroBatch, "micro-batches since the previous training log"),
+        (PartsZOfBatchMean, "square each review's logsumexp, then average"),
     ],
 }
 

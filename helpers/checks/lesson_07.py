@@ -82,7 +82,7 @@ def _compare_processes(make: Any, single: dict[str, float], what: str, rule: str
 PROCESS_RULE_TRAINER = (
     "On several processes num_items_in_batch counts the items of all of them and DDP averages the gradients: "
     "multiply sum / num_items_in_batch by self.accelerator.num_processes when args.average_tokens_across_devices "
-    "is on (lesson 07, section 7), and never divide by it."
+    "is on (lesson 07, section 5), and never divide by it."
 )
 
 
@@ -129,7 +129,7 @@ def _check_balanced_trainer(answer: Any) -> None:
 
 PROCESS_RULE_FUNC = (
     "A compute_loss_func returns sum / num_items_in_batch with no factor for processes: Trainer.compute_loss "
-    "multiplies its result by the number of processes itself (lesson 07, section 7)."
+    "multiplies its result by the number of processes itself (lesson 07, section 5)."
 )
 
 
@@ -210,10 +210,27 @@ PARTS = ("loss_ce", "loss_z")
 
 
 def _parts(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """The two parts of one micro-batch, each its mean over the reviews (counted once per micro-batch)."""
+    """The two parts of one micro-batch, each its mean over the reviews (counted once per micro-batch), and
+    ``z_of_mean``, the z-loss reduced the wrong way round (the square of the batch mean of logsumexp)."""
     logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits.float()
-    z_loss = Z_WEIGHT * torch.logsumexp(logits, dim=-1).pow(2).mean()
-    return {"loss_ce": (float(F.cross_entropy(logits, batch["labels"])), 1.0), "loss_z": (float(z_loss), 1.0)}
+    log_sum_exp = torch.logsumexp(logits, dim=-1)
+    z_loss = Z_WEIGHT * log_sum_exp.pow(2).mean()
+    z_of_mean = Z_WEIGHT * log_sum_exp.mean().pow(2)
+    return {
+        "loss_ce": (float(F.cross_entropy(logits, batch["labels"])), 1.0),
+        "loss_z": (float(z_loss), 1.0),
+        "z_of_mean": (float(z_of_mean), 1.0),
+    }
+
+
+def _spread_model() -> Any:
+    """The tiny classifier with its head scaled by 100: logsumexp(logits) varies from review to review, so that the
+    mean of its squares and the square of its mean differ by far more than the check's tolerance."""
+    model = fixtures.tiny_model(seed=2)
+    with torch.no_grad():
+        model.classifier.weight.mul_(100)
+        model.classifier.bias.mul_(100)
+    return model
 
 
 def parts_schedule(rng: random.Random) -> dict[str, Any]:
@@ -245,7 +262,11 @@ def _check_parts_trainer(answer: Any) -> None:
     settings.update(save_strategy="no", learning_rate=round(rng.uniform(5e-3, 2e-2), 6), **schedule)
     data = fixtures.random_ids(rows, seed=rng.randrange(100, 1000))
     trainer = fixtures.trainer(
-        settings, trainer_class=answer, train_dataset=data, eval_dataset=fixtures.random_ids(8, seed=rng.randrange(99))
+        settings,
+        model=_spread_model(),
+        trainer_class=answer,
+        train_dataset=data,
+        eval_dataset=fixtures.random_ids(8, seed=rng.randrange(99)),
     )
     hand = ByHand(trainer.get_train_dataloader(), _parts)
     trainer.add_callback(hand)
@@ -261,6 +282,14 @@ def _check_parts_trainer(answer: Any) -> None:
                 "parts to the logs dict in log() before the Trainer's own log() writes it; a self.log() call inside "
                 "compute_loss writes rows of its own, one per micro-batch, at the step before."
             )
+        if not abs(want["loss_z"] - want["z_of_mean"]) > 20 * 1e-5 * max(1.0, abs(want["loss_z"])):
+            raise RuntimeError(f"the check's batches do not tell the two reductions of the z-loss apart: {want}")
+        if close(entry["loss_z"], want["z_of_mean"]):
+            raise Wrong(
+                f"at step {entry['step']} your 'loss_z' is {entry['loss_z']:.5f}, 0.1 times the square of the batch "
+                f"mean of logsumexp(logits); the exercise's z-loss is the mean over the reviews of 0.1 * "
+                f"logsumexp(logits) ** 2 ({want['loss_z']:.5f}): square each review's logsumexp, then average."
+            )
         for name in PARTS:
             if not close(entry[name], want[name]):
                 raise Wrong(
@@ -275,7 +304,7 @@ def _check_parts_trainer(answer: Any) -> None:
             raise Wrong(
                 f"at step {entry['step']} the Trainer logged loss {entry['loss']:.5f}, but your parts add up to "
                 f"{total:.5f} (ratio {ratio:.2f}, accumulation {accumulation}): train on loss_ce + loss_z, and "
-                "since both are micro-batch means tell the Trainer so (section 6), or it adds them up over the "
+                "since both are micro-batch means tell the Trainer so (section 5), or it adds them up over the "
                 "accumulation."
             )
 
@@ -286,7 +315,7 @@ q1 = Exercise(
     hint_text=(
         "Weights from the counts of the training labels ('balanced': N over twice a class's count). The loss sums "
         "each review's weighted cross-entropy and divides by the Trainer's count of items when it gives one, by the "
-        "batch size when not; section 7 says what several processes need, and an evaluation asks for the outputs too."
+        "batch size when not; section 5 says what several processes need, and an evaluation asks for the outputs too."
     ),
     solution_obj=solutions.MyBalancedTrainer,
 )
@@ -310,7 +339,7 @@ q3 = Exercise(
         "Two places, as in LossPartsTrainer: compute_loss only notes each training micro-batch's parts (detached, "
         "and not during an evaluation), and an overridden log adds their means to the training log, then starts "
         "again. A self.log call inside compute_loss writes a row per micro-batch instead. Both parts are "
-        "micro-batch means: section 6 says what the Trainer must be told about such a loss."
+        "micro-batch means: section 5 says what the Trainer must be told about such a loss."
     ),
     solution_obj=solutions.ZLossPartsTrainer,
 )

@@ -17,6 +17,28 @@ import torch.nn.functional as F
 from transformers import Trainer
 from transformers.modeling_outputs import SequenceClassifierOutput
 
+from helpers.loss_scaling import (  # the recipes' Trainers: instruments, not to copy
+    MeanLossNoKwargsTrainer as MeanLossNoKwargsTrainer,
+)
+from helpers.loss_scaling import (
+    MeanLossTrainer as MeanLossTrainer,
+)
+from helpers.loss_scaling import (
+    ScaledMeanLossTrainer as ScaledMeanLossTrainer,
+)
+from helpers.loss_scaling import (
+    StockNoKwargsTrainer as StockNoKwargsTrainer,
+)
+from helpers.loss_scaling import (
+    StockScaledTrainer as StockScaledTrainer,
+)
+from helpers.loss_scaling import (
+    SumOverCountTrainer as SumOverCountTrainer,
+)
+from helpers.loss_scaling import (
+    loss_scaling_recipes,
+)
+
 
 class LinearHead(torch.nn.Module):
     """A linear classifier on ready-made features (a mean CE given labels)."""
@@ -32,10 +54,7 @@ class LinearHead(torch.nn.Module):
 
 
 class WeightedLossTrainer(Trainer):
-    """Cross-entropy, a weight per class: weighted per-review losses, summed, over the
-    count. `WeightedLossTrainer(..., class_weights=torch.tensor([w0, w1]))`. Right
-    under gradient accumulation and on several processes (lesson 07, sections 6, 7).
-    """
+    """Class-weighted cross-entropy: `WeightedLossTrainer(..., class_weights=...)`."""
 
     def __init__(self, *args, class_weights, **kwargs):
         super().__init__(*args, **kwargs)
@@ -47,7 +66,7 @@ class WeightedLossTrainer(Trainer):
         logits = outputs.logits
         weights = self.class_weights.to(logits.device, logits.dtype)
         per_review = F.cross_entropy(logits, labels, weight=weights, reduction="none")
-        if num_items_in_batch is None:  # no count from the Trainer: a mean over this batch
+        if num_items_in_batch is None:  # no count from the Trainer: this batch's size
             loss = per_review.sum() / labels.numel()
         else:  # the count of the whole accumulated batch, over all processes
             loss = per_review.sum() / num_items_in_batch
@@ -61,6 +80,15 @@ def focal_loss(logits, labels, gamma=2.0):
     log_p_true = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None])
     log_p_true = log_p_true.squeeze(1)
     return (-((1 - log_p_true.exp()) ** gamma) * log_p_true).mean()
+
+
+def plain_loss_func(outputs, labels, num_items_in_batch=None):
+    """Plain cross-entropy for `compute_loss_func=`: the sum over the reviews divided by
+    the count of the whole accumulated batch (`num_items_in_batch`), or by this batch's
+    size."""
+    per_review = F.cross_entropy(outputs.logits, labels, reduction="none")
+    count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
+    return per_review.sum() / count
 
 
 def add_length_target(dataset, reference_texts):
@@ -106,21 +134,15 @@ class WithLengthHead(torch.nn.Module):
 
 
 class MultiTaskTrainer(Trainer):
-    """The model's cross-entropy plus `aux_weight` times a length head's MSE.
-
-    Data: a float column `length_target` (`add_length_target`), kept with
-    `remove_unused_columns=False`. Model: a sequence classifier wrapped with its length
-    head (`WithLengthHead`). Both parts are micro-batch means, so
-    `loss_is_scaled_for_ga = False`.
-    """
+    """The model's cross-entropy plus `aux_weight` times a length head's MSE (on the
+    column `length_target`; the model is a `WithLengthHead`)."""
 
     aux_weight = 0.3
     loss_is_scaled_for_ga = False
 
     def loss_parts(self, model, inputs):
-        """`(outputs, parts)`: the model's outputs, and a dict of scalar tensors (each a
-        mean over this micro-batch) whose sum is the loss."""
-        length_target = inputs.pop("length_target")  # KeyError if the column was dropped
+        """The model's outputs, and the loss's parts (micro-batch means)."""
+        length_target = inputs.pop("length_target")  # KeyError if it was dropped
         outputs = model(**inputs)
         predicted = outputs.predicted_length
         aux_loss = F.mse_loss(predicted, length_target.to(predicted.dtype))
@@ -135,94 +157,8 @@ class MultiTaskTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
-def plain_loss_func(outputs, labels, num_items_in_batch=None):
-    """Plain cross-entropy for `compute_loss_func=`: the sum over the reviews divided by
-    the count of the whole accumulated batch (`num_items_in_batch`), or by this batch's
-    size."""
-    per_review = F.cross_entropy(outputs.logits, labels, reduction="none")
-    count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
-    return per_review.sum() / count
-
-
-class MeanLossTrainer(Trainer):
-    """A per-batch mean that ignores num_items_in_batch (the trap)."""
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        labels = inputs.pop("labels")
-        outputs = model(**inputs)
-        loss = F.cross_entropy(outputs.logits, labels)
-        return (loss, outputs) if return_outputs else loss
-
-
-class ScaledMeanLossTrainer(MeanLossTrainer):
-    """Fix 1: the per-batch mean; the Trainer divides it by the accumulation steps."""
-
-    loss_is_scaled_for_ga = False
-
-
-class MeanLossNoKwargsTrainer(MeanLossTrainer):
-    """The per-batch mean, with model_accepts_loss_kwargs=False."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.model_accepts_loss_kwargs = False
-
-
-class SumOverCountTrainer(Trainer):
-    """Summed cross-entropy over num_items_in_batch, without a factor for processes."""
-
-    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        labels = inputs.pop("labels")
-        outputs = model(**inputs)
-        loss = F.cross_entropy(outputs.logits, labels, reduction="sum")
-        loss = loss / (labels.numel() if num_items_in_batch is None else num_items_in_batch)
-        return (loss, outputs) if return_outputs else loss
-
-
-class StockScaledTrainer(Trainer):
-    """The stock model's loss, with loss_is_scaled_for_ga = False."""
-
-    loss_is_scaled_for_ga = False
-
-
-class StockNoKwargsTrainer(Trainer):
-    """The stock model's loss, with model_accepts_loss_kwargs = False."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.model_accepts_loss_kwargs = False
-
-
-LOSS_SCALING_RECIPES = {
-    "stock model": (Trainer, {}, lambda k, p: k * p),
-    "stock + loss_is_scaled_for_ga=False": (StockScaledTrainer, {}, lambda k, p: p),
-    "stock + model_accepts_loss_kwargs=False": (
-        StockNoKwargsTrainer,
-        {},
-        lambda k, p: 1,
-    ),
-    "own mean + loss_is_scaled_for_ga=False": (
-        ScaledMeanLossTrainer,
-        {},
-        lambda k, p: 1,
-    ),
-    "own mean + model_accepts_loss_kwargs=False": (
-        MeanLossNoKwargsTrainer,
-        {},
-        lambda k, p: 1,
-    ),
-    "own sum / num_items_in_batch": (SumOverCountTrainer, {}, lambda k, p: 1 / p),
-    "own sum / num_items_in_batch x processes": (
-        WeightedLossTrainer,
-        {"class_weights": torch.ones(2)},
-        lambda k, p: 1,
-    ),
-    "compute_loss_func: sum / num_items_in_batch": (
-        Trainer,
-        {"compute_loss_func": plain_loss_func},
-        lambda k, p: 1,
-    ),
-}
+# name: (Trainer class, extra Trainer keywords, factor of the loss and gradient at k, P)
+LOSS_SCALING_RECIPES = loss_scaling_recipes(WeightedLossTrainer, plain_loss_func)
 
 
 class RunningMeans:
@@ -249,17 +185,8 @@ class RunningMeans:
 
 
 class LossPartsTrainer(MultiTaskTrainer):
-    """`MultiTaskTrainer`, its loss parts logged as columns of their own (TRL's way).
-
-    Built like a `Trainer`; data and model as for `MultiTaskTrainer`. For other parts,
-    override `loss_parts(model, inputs) -> (outputs, {name: scalar tensor})`, each part
-    a micro-batch mean, the loss their sum. `compute_loss` adds the parts to running
-    sums, one for training, one for evaluation; `log` puts their means over every
-    micro-batch since the last log, on all processes, into the Trainer's log as
-    `loss_main`, `loss_aux` (training) or `eval_loss_main`, ... (with the evaluation's
-    prefix), and starts again. Each micro-batch counts once, as in the Trainer's own
-    training loss, so the logged `loss` is the sum of the logged parts.
-    """
+    """`MultiTaskTrainer`, each part of its loss logged as a column (TRL's way): its
+    mean over every micro-batch since the last log, on all processes."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
