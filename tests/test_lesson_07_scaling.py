@@ -134,3 +134,31 @@ def test_embedded_reviews_is_the_mean_of_the_last_hidden_states_over_the_real_to
             assert torch.allclose(torch.tensor(got), alone[0].mean(0), atol=1e-5), text
     with pytest.raises(ValueError, match="text and label"):
         embedded_reviews(rows.remove_columns("label"), encoder, tokenizer, max_length=16)
+
+
+def test_the_stock_classifier_asks_for_the_count_and_leaves_the_scaling_to_the_trainer():
+    trainer = fixtures.trainer({})
+    assert trainer.model_accepts_loss_kwargs is True  # BERT's forward takes **kwargs
+    assert trainer.loss_is_scaled_for_ga is None  # so training_step guesses "already scaled"
+
+
+def test_a_compute_loss_func_gives_the_subclass_loss_on_one_batch():
+    import torch.nn.functional as F
+
+    from helpers.lessons.lesson_07 import WeightedLossTrainer
+
+    weights = torch.tensor([1.0, 9.0])
+
+    def weighted_loss_func(outputs, labels, num_items_in_batch=None):
+        per_review = F.cross_entropy(outputs.logits, labels, weight=weights, reduction="none")
+        return per_review.sum() / (labels.numel() if num_items_in_batch is None else num_items_in_batch)
+
+    model = fixtures.tiny_model(seed=4)
+    batch = fixtures.batch(fixtures.random_ids(8, seed=6), 8)
+    by_func = fixtures.trainer({}, model=model, compute_loss_func=weighted_loss_func)
+    by_class = fixtures.trainer({}, model=model, trainer_class=WeightedLossTrainer, class_weights=weights)
+    with torch.no_grad():
+        for count in (None, torch.tensor(8), torch.tensor(13)):
+            got = by_func.compute_loss(model, dict(batch), num_items_in_batch=count)
+            want = by_class.compute_loss(model, dict(batch), num_items_in_batch=count)
+            assert torch.allclose(got, want), count
