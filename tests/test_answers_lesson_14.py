@@ -113,6 +113,23 @@ class CurvesPerEpoch(TrainerCallback):
             self.curves[-1].append(metrics["eval_loss"])
 
 
+model_not_function = build_classifier(2, 0.1)  # a model where a function of the trial belongs
+
+
+class CurvesSharedList(TrainerCallback):
+    """Right events, but the list is a class attribute: every instance shares it."""
+
+    curves = []
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_hyper_param_search:
+            self.curves.append([])
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        if state.is_hyper_param_search:
+            self.curves[-1].append(metrics["eval_loss"])
+
+
 CORRECT = {
     "q1": [model_init_categorical, model_init_keywords],
     "q2": [CurvesFromLogs, CurvesByTrialParams],
@@ -124,11 +141,13 @@ MISTAKES = {
         (model_init_no_none, "my_model_init(None)"),
         (model_init_other_names, '"num_layers"'),
         (model_init_narrow, "your search space is"),
+        (model_not_function, "is a model"),
     ],
     "q2": [
         (CurvesFlat, "one list per trial"),
         (CurvesEverywhere, "outside a search add nothing"),
         (CurvesPerEpoch, "one list per trial"),
+        (CurvesSharedList, "class attribute"),
     ],
 }
 

@@ -107,9 +107,16 @@ def _space_of(distribution: Any) -> Any:
 
 def _check_model_init(answer: Any) -> None:
     import optuna
+    import torch
 
     from helpers.lessons.lesson_14 import TrialRecorder
 
+    if isinstance(answer, torch.nn.Module):
+        raise Wrong(
+            f"my_model_init is a model ({type(answer).__name__}), not a function: a search calls "
+            "model_init once per trial to build a fresh model, so give it a function of the trial "
+            "that returns a new one: def my_model_init(trial): ... return build_classifier(...)."
+        )
     if not callable(answer) or inspect.isclass(answer):
         raise Wrong("my_model_init should be a function of the trial: def my_model_init(trial): ...")
     with learner_code("calling my_model_init(None), as a train() outside a search does"):
@@ -184,6 +191,13 @@ def _check_curves(answer: Any) -> None:
         callback = answer()
     if not isinstance(getattr(callback, "curves", None), list):
         raise Wrong("give the callback a list attribute `curves`, set in __init__.")
+    with learner_code("creating a second SearchCurves()"):
+        other = answer()
+    if getattr(other, "curves", None) is callback.curves:
+        raise Wrong(
+            "two SearchCurves() share one `curves` list: it is a class attribute, so every instance "
+            "(and every run of the cell) adds to the same list. Set self.curves = [] in __init__."
+        )
     cases = search_cases(CASES_SEED + 1)
 
     def check_model_init(trial: Any = None) -> Any:
