@@ -52,6 +52,7 @@ _SUBMODULES = frozenset(
         "data",
         "device",
         "evaluate_metrics",
+        "language_model",
         "lessons",
         "metrics",
         "models",
