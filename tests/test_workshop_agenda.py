@@ -4,6 +4,7 @@ step with them."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -12,41 +13,52 @@ from helpers.registry import lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 from tools import workshop_agenda  # noqa: E402
+from tools.reading_time import read_lesson  # noqa: E402
 
 
-def test_blocks_add_up_and_use_the_measured_cpu_time() -> None:
+def test_blocks_last_the_learner_time_and_show_the_plan_beside_it() -> None:
     first, second = lessons()[:2]
     first = dataclasses.replace(
         first, times={"cpu_s": 61.0, "cpu_machine": "2-core CPU", "gpu_s": 9.4, "gpu_machine": "H100"}
     )
     second = dataclasses.replace(second, times={})
     blocks = workshop_agenda.build_blocks([first, ("break", 15), second])
-    assert blocks[0].minutes == first.explain_minutes + first.exercise_minutes + 2  # 61 s rounds up to 2 minutes
+    reading = read_lesson(ROOT / "notebooks" / first.file)
+    solo = reading.words / 150 + reading.code_lines * 4 / 60 + 61.0 / 60 + 1.5 * first.exercise_minutes
+    assert blocks[0].minutes == math.ceil(solo)  # the learner's time, with the 61 s run, rounded up
+    assert blocks[0].plan == f"{first.explain_minutes} + {first.exercise_minutes}"
     assert blocks[0].cpu == "61 s" and blocks[0].gpu == "9 s (H100)"
     assert blocks[1].start == blocks[0].start + blocks[0].minutes and blocks[1].minutes == 15
     assert blocks[2].start == blocks[1].start + 15
     assert blocks[2].cpu == "not measured" and blocks[2].gpu == "not measured"
-    assert blocks[2].minutes == second.explain_minutes + second.exercise_minutes + workshop_agenda.UNMEASURED_MINUTES
+    unmeasured = read_lesson(ROOT / "notebooks" / second.file)
+    solo = unmeasured.words / 150 + unmeasured.code_lines * 4 / 60 + 1.5 * second.exercise_minutes
+    assert blocks[2].minutes == math.ceil(solo) + workshop_agenda.UNMEASURED_MINUTES
 
 
-def test_breaks_come_by_the_clock_and_the_days_fit() -> None:
+def test_days_end_by_the_clock_and_keep_every_lesson_in_order() -> None:
     every = lessons()
     core = [lesson for lesson in every if not lesson.follow_up]
-    full = workshop_agenda.with_breaks(workshop_agenda.full_day(every))
-    assert [item for item in full if not isinstance(item, tuple)] == core, "the full day covers the core, in order"
-    later = workshop_agenda.build_blocks(workshop_agenda.with_breaks(workshop_agenda.follow_up(every)))
-    assert later and sum(block.minutes for block in later) <= 4 * 60, "the follow-up session fits in half a day"
-    assert {lesson.number for lesson in core} | {lesson.number for lesson in every if lesson.follow_up} == {
-        lesson.number for lesson in every
-    }
-    assert full.count(workshop_agenda.LUNCH) == 1 and workshop_agenda.BREAK in full
-    assert not isinstance(full[0], tuple) and not isinstance(full[-1], tuple)
-    half = workshop_agenda.build_blocks(workshop_agenda.with_breaks(workshop_agenda.half_day(every)))
-    whole = workshop_agenda.build_blocks(full)
-    assert sum(block.minutes for block in half) <= 4 * 60
-    assert sum(block.minutes for block in whole) <= 8 * 60
-    lunch = next(block for block in whole if block.label == "*lunch*")
-    assert lunch.start >= workshop_agenda.LUNCH_FROM_MINUTES
+    days = workshop_agenda.split_days(workshop_agenda.core(every))
+    assert [lesson for day in days for lesson in day] == core, "the days cover the core, in order"
+    for day in days:
+        blocks = workshop_agenda.build_blocks(workshop_agenda.with_breaks(day))
+        assert len(day) == 1 or blocks[-1].start + blocks[-1].minutes <= workshop_agenda.DAY_END_MINUTES
+        items = workshop_agenda.with_breaks(day)
+        assert not isinstance(items[0], tuple) and not isinstance(items[-1], tuple)
+        if blocks[-1].start + blocks[-1].minutes > workshop_agenda.LUNCH_FROM_MINUTES + 60 and len(day) > 1:
+            lunch = next(block for block in blocks if block.label == "*lunch*")
+            assert lunch.start >= workshop_agenda.LUNCH_FROM_MINUTES
+    later = workshop_agenda.split_days(workshop_agenda.follow_up(every))
+    assert [lesson for day in later for lesson in day] == [lesson for lesson in every if lesson.follow_up]
+
+
+def test_the_half_day_fits_half_a_day() -> None:
+    half = workshop_agenda.build_blocks(workshop_agenda.with_breaks(workshop_agenda.half_day(lessons())))
+    assert sum(block.minutes for block in half) <= workshop_agenda.HALF_DAY_MINUTES, (
+        "the half day's lessons take longer than four hours at the learner's pace: choose fewer (half_day in "
+        "lessons.toml)"
+    )
 
 
 def test_guide_without_markers_is_refused() -> None:
