@@ -220,6 +220,33 @@ class SigtermNoHandler(TrainerCallback):
             control.should_save = control.should_training_stop = True
 
 
+class SigtermAtStepBegin(SigtermEvent):
+    """Wrong, a hurried learner's try: acts on the request at the start of the next step (one step late)."""
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            control.should_save, control.should_training_stop = True, True
+
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
+
+
+class SigtermFreshControl(SigtermEvent):
+    """Wrong, a hurried learner's try: returns a new TrainerControl from on_step_end, which drops the periodic log
+    and save flags the Trainer set at that step."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        asked = self.stop_now.is_set()
+        return TrainerControl(should_save=asked, should_training_stop=asked)
+
+
+class SigtermRestoresDefault(SigtermEvent):
+    """Wrong: puts SIG_DFL back at the end, not the handler that was there before."""
+
+    def on_train_end(self, args, state, control, **kwargs):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -264,6 +291,9 @@ MISTAKES = {
         (SigtermExits, "ended the process (SystemExit(0))"),
         (SigtermIgnored, "the run went on to step"),
         (SigtermNoHandler, "died of the SIGTERM"),
+        (SigtermAtStepBegin, "one step late"),
+        (SigtermFreshControl, "never a new TrainerControl"),
+        (SigtermRestoresDefault, "was SIG_DFL, not the handler"),
         ("SaveOnSigterm", "must be a class"),
     ],
 }

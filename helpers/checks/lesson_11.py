@@ -170,11 +170,29 @@ KILLED = 143  # the exit code of the check's stand-in for the handler a process 
 SIGTERM_TIMEOUT_S = 60
 
 
+LOG_EVERY = 2  # the check's run logs every 2 steps and saves on its own schedule (save_every), as real runs do
+
+
 def signal_case(seed: int = SIGNAL_SEED) -> tuple[int, int]:
-    """``(the step during which the SIGTERM comes, max_steps)``; no save is due before ``max_steps``."""
+    """``(the step during which the SIGTERM comes, max_steps)``."""
     rng = random.Random(seed)
     step = rng.randint(3, 8)
     return step, step + rng.randint(8, 12)
+
+
+def save_every(at: int) -> int:
+    """The check's run's ``save_steps``: at least one periodic save comes before step ``at``, none at ``at``, so a
+    callback that drops the Trainer's own flags (a new ``TrainerControl``) shows, and the SIGTERM's save is the
+    answer's."""
+    return next(every for every in (2, 3, 4, 5) if every < at and at % every)
+
+
+def _handler_name(handler: Any) -> str:
+    """How a SIGTERM handler reads in a message: SIG_DFL, SIG_IGN, or the function's name."""
+    for name in ("SIG_DFL", "SIG_IGN"):
+        if handler == getattr(signal, name):
+            return name
+    return getattr(handler, "__qualname__", repr(handler))
 
 
 def _dies(signum: int, frame: Any) -> None:
@@ -208,10 +226,20 @@ def _child(answer: type, folder: str, at: int, max_steps: int, fds: tuple[int, i
     try:
         with learner_code("creating SaveOnSigterm()"):
             callback = answer()
-        settings = dict(output_dir=folder, max_steps=max_steps, per_device_train_batch_size=4, save_steps=max_steps)
+        settings = dict(
+            output_dir=folder,
+            max_steps=max_steps,
+            per_device_train_batch_size=4,
+            save_steps=save_every(at),
+            logging_steps=LOG_EVERY,
+        )
         trainer = fixtures.trainer(settings, callbacks=[_Handshake(at, out, inp), callback])
         fixtures.train(trainer, "training with your callback")
-        report.update(step=trainer.state.global_step, restored=signal.getsignal(signal.SIGTERM) is _dies)
+        handler = signal.getsignal(signal.SIGTERM)
+        logged = [entry["step"] for entry in trainer.state.log_history if "loss" in entry]
+        report.update(
+            step=trainer.state.global_step, restored=handler is _dies, handler=_handler_name(handler), logged=logged
+        )
     except Wrong as error:
         report["error"] = str(error)
     except SystemExit as error:
@@ -282,26 +310,51 @@ def _check_save_on_sigterm(answer: Any) -> None:
         if "error" in report:
             raise Wrong(report["error"])
         step = report["step"]
-        if step > at + 1:
+        if step == at + 1 and at + 1 in saved:
+            raise Wrong(
+                f"the SIGTERM came during step {at}, and your callback saved and stopped at step {step}: one step "
+                "late, the run trained a step it then had to save. Act on the request at the end of the step under "
+                "way (on_step_end), not at the beginning of the next one (on_step_begin)."
+            )
+        if step > at:
             raise Wrong(
                 f"the SIGTERM came during step {at}, and the run went on to step {step} (max_steps={max_steps}): "
                 "once it has come, stop the run (should_training_stop) at the end of the step under way."
             )
-        kept = [number for number in saved if at <= number <= step]
+        every = save_every(at)
+        periodic = list(range(every, at, every))
+        lost_saves = [number for number in periodic if number not in saved]
+        lost_logs = [number for number in range(LOG_EVERY, at, LOG_EVERY) if number not in report["logged"]]
+        if lost_saves or lost_logs:
+            raise Wrong(
+                f"the run logs every {LOG_EVERY} steps and saves every {every} steps, but before the SIGTERM it left "
+                f"no checkpoint at steps {lost_saves or 'none missing'} and no log at steps "
+                f"{lost_logs or 'none missing'}: your callback throws away the flags the Trainer set for them. "
+                "Change the control you receive (or return that one), never a new TrainerControl."
+            )
+        kept = [number for number in saved if number == at]
         if not kept:
+            due = (at // every + 1) * every
             raise Wrong(
                 f"the run stopped at step {step}, after the SIGTERM of step {at}, without a checkpoint of where it "
-                f"stood (checkpoints: {saved or 'none'}; the next one was due at step {max_steps}): ask for a save "
+                f"stood (checkpoints: {saved or 'none'}; the next one was due at step {due}): ask for a save "
                 "(should_save) together with the stop."
             )
         try:
             require_resumable(Path(folder) / f"checkpoint-{kept[-1]}")
         except ValueError as error:
             raise Wrong(f"the checkpoint the run left cannot resume it: {error}") from None
+        if not report["restored"] and report["handler"] in ("SIG_DFL", "SIG_IGN"):
+            raise Wrong(
+                f"after train() returned, the process's SIGTERM handler was {report['handler']}, not the handler that "
+                "was there before training (the check's own): put back what signal.signal returned when you "
+                "installed yours, not a default."
+            )
         if not report["restored"]:
             raise Wrong(
-                "after train() returned, the process's SIGTERM handler was still yours: when training ends, put back "
-                "the handler that was there before (signal.signal returns it when you install yours)."
+                f"after train() returned, the process's SIGTERM handler was still yours ({report['handler']}): when "
+                "training ends, put back the handler that was there before (signal.signal returns it when you "
+                "install yours)."
             )
 
 
