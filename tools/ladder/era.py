@@ -50,7 +50,7 @@ SOURCE_CLAIMS: tuple[SourceClaim, ...] = (
         "load_best_model_saves_at_each_evaluation",
         "With `load_best_model_at_end=True`, `DefaultFlowCallback` saves at every evaluation (and not on the "
         "`save_steps` schedule).",
-        "02 §7; 11 §7",
+        "02 §4; 11 §5",
         "transformers/trainer_callback.py",
         r"if args\.load_best_model_at_end:\s*\n\s*control\.should_save = True",
     ),

@@ -330,7 +330,7 @@ def _signature(function) -> str:
     "training_step_two_arguments",
     "A `training_step(self, model, inputs)` override (4.8.2's signature) trains.",
     "Short customisation post; Long customisation post",
-    "08 §2 (PrintGradientTrainer, GradientMonitorTrainer)",
+    "08 §1 (PrintGradientTrainer, GradientMonitorTrainer)",
 )
 def training_step_two_arguments():
     from transformers import Trainer
@@ -406,7 +406,7 @@ def num_items_in_batch_reaches_compute_loss():
     "compute_loss_func_argument",
     "`Trainer(compute_loss_func=...)` is accepted and the function computes the training loss.",
     "Subclassing article",
-    "07 §5 (compute_loss_func)",
+    "07 §3 (compute_loss_func); 01 §7",
 )
 def compute_loss_func_argument():
     import torch
@@ -482,7 +482,7 @@ def callback_kwarg_tokenizer():
     "default_collator_choice",
     "With a tokenizer the default collator is `DataCollatorWithPadding`; without, `default_data_collator`.",
     "Convenient-Trainer guide",
-    "01 §3",
+    "01 §2",
 )
 def default_collator_choice():
     from transformers import DataCollatorWithPadding, default_data_collator
@@ -500,7 +500,7 @@ def default_collator_choice():
     "than its longest review. (Read as each batch padded to its own longest review, it holds; the evidence shows "
     "both.)",
     "Convenient-Trainer guide",
-    "01 §3",
+    "01 §2",
 )
 def collator_pads_to_max_length():
     keyword = "processing_class" if trainer_accepts("processing_class") else "tokenizer"
@@ -536,7 +536,7 @@ def plain_function_collator_refused():
     "defaults_batch_lr_seed",
     "`per_device_train_batch_size` defaults to 8, `learning_rate` to 5e-05, and `seed` to 42.",
     "Convenient-Trainer guide",
-    "00 §6",
+    "00 §5",
 )
 def defaults_batch_lr_seed():
     from transformers import TrainingArguments
@@ -555,21 +555,21 @@ def _argument_probe(name: str, value, where: str, source: str = "Convenient-Trai
         return accepts_argument(name, value)
 
 
-_argument_probe("evaluation_strategy", "steps", "02 §1")
-_argument_probe("warmup_ratio", 0.1, "03 §4")
-_argument_probe("overwrite_output_dir", True, "02 §12; 11 §4")
-_argument_probe("group_by_length", True, "02 §10; 09 (group_by_length)")
-_argument_probe("no_cuda", True, "02 §1")
-_argument_probe("logging_dir", "logs", "02 §1")
-_argument_probe("fp16_backend", "auto", "02 §9 (fp16_backend, fp16_opt_level)")
-_argument_probe("fp16_opt_level", "O1", "02 §9 (fp16_backend, fp16_opt_level)")
-_argument_probe("per_gpu_train_batch_size", 4, "02 §1")
-_argument_probe("include_inputs_for_metrics", True, "02 §1", source="course")
+_argument_probe("evaluation_strategy", "steps", "16 §1")
+_argument_probe("warmup_ratio", 0.1, "03 §4; 16 §1")
+_argument_probe("overwrite_output_dir", True, "16 §1")
+_argument_probe("group_by_length", True, "02 §6; 09 §2")
+_argument_probe("no_cuda", True, "16 §1")
+_argument_probe("logging_dir", "logs", "16 §1")
+_argument_probe("fp16_backend", "auto", "16 §3 (fp16_backend, fp16_opt_level)")
+_argument_probe("fp16_opt_level", "O1", "16 §3 (fp16_backend, fp16_opt_level)")
+_argument_probe("per_gpu_train_batch_size", 4, "16 §1; 10 §1")
+_argument_probe("include_inputs_for_metrics", True, "16 §1", source="course")
 # The names that replace them: from which release on can ported code use them?
-_argument_probe("eval_strategy", "steps", "02 §1", source="course")
-_argument_probe("use_cpu", True, "02 §1", source="course")
-_argument_probe("train_sampling_strategy", "group_by_length", "02 §10", source="course")
-_argument_probe("include_for_metrics", ["inputs"], "02 §1; 04", source="course")
+_argument_probe("eval_strategy", "steps", "16 §1", source="course")
+_argument_probe("use_cpu", True, "16 §1", source="course")
+_argument_probe("train_sampling_strategy", "group_by_length", "02 §6; 09 §2", source="course")
+_argument_probe("include_for_metrics", ["inputs"], "16 §1; 04 §1", source="course")
 
 
 def _value_probe(name: str, value: str, where: str) -> None:
@@ -583,8 +583,8 @@ def _value_probe(name: str, value: str, where: str) -> None:
             return False, f"ValueError: {_line(error)}"
 
 
-_value_probe("optim", "adamw_hf", "02 §1")
-_value_probe("optim", "adamw_apex_fused", "02 §1")
+_value_probe("optim", "adamw_hf", "16 §1")
+_value_probe("optim", "adamw_apex_fused", "16 §1")
 
 
 @probe(
@@ -623,7 +623,7 @@ def warmup_steps_takes_a_fraction():
     "report_to_defaults_to_all",
     "`report_to` defaults to all installed integrations (so TensorBoardCallback is added when tensorboard is there).",
     "Convenient-Trainer guide; Callbacks notes",
-    "02 §1 (defaults); 05 §6 (default callbacks)",
+    "16 §3 (defaults); 05 §5 (default callbacks)",
 )
 def report_to_defaults_to_all():
     import transformers.integrations as integrations
@@ -645,7 +645,7 @@ def report_to_defaults_to_all():
     "skip_memory_metrics_defaults_to_false",
     "`skip_memory_metrics` defaults to False.",
     "Convenient-Trainer guide",
-    "02 §1 (defaults)",
+    "16 §3 (defaults)",
 )
 def skip_memory_metrics_defaults_to_false():
     from transformers import TrainingArguments
@@ -658,7 +658,7 @@ def skip_memory_metrics_defaults_to_false():
     "default_optimizer_is_adamw",
     "The default optimizer is AdamW.",
     "Convenient-Trainer guide",
-    "02 §1 (defaults); 02 §5",
+    "16 §3 (defaults); 02 §2",
 )
 def default_optimizer_is_adamw():
     from transformers import TrainingArguments
@@ -675,7 +675,7 @@ def default_optimizer_is_adamw():
     "average_tokens_across_devices_defaults_to_true",
     "`average_tokens_across_devices` defaults to True.",
     "course",
-    "07 §7; 10",
+    "07 §5; 10 §3",
 )
 def average_tokens_across_devices_defaults_to_true():
     if "average_tokens_across_devices" not in field_names():
@@ -711,7 +711,7 @@ def disable_tqdm_true_at_warning():
     "logging_first_step_evaluates",
     "`logging_first_step=True` logs and evaluates the first global step.",
     "Convenient-Trainer guide",
-    "02 §6",
+    "02 §3",
 )
 def logging_first_step_evaluates():
     steps = []
@@ -740,7 +740,7 @@ def logging_first_step_evaluates():
     "With gradient accumulation, step-based intervals count optimizer updates: `logging_steps=1` at accumulation 4 "
     "logs once every 4 batches.",
     "Convenient-Trainer guide",
-    "02 §3",
+    "02 §1",
 )
 def logging_steps_count_optimizer_steps():
     batches, logged_after = [0], []
@@ -771,7 +771,7 @@ def logging_steps_count_optimizer_steps():
     "eval_steps_defaults_to_logging_steps",
     "`eval_steps` defaults to `logging_steps`.",
     "Convenient-Trainer guide",
-    "02 §6",
+    "02 §3",
 )
 def eval_steps_defaults_to_logging_steps():
     args = arguments("eval_steps", logging_steps=7, **{eval_key(): "steps"})
@@ -783,7 +783,7 @@ def eval_steps_defaults_to_logging_steps():
     "With `load_best_model_at_end=True`, `save_strategy` is ignored (a save strategy that differs from the "
     "evaluation strategy is accepted).",
     "Convenient-Trainer guide",
-    "02 §7; 11 (load_best_model_at_end)",
+    "02 §4; 11 §5",
 )
 def load_best_model_ignores_save_strategy():
     try:
@@ -797,7 +797,7 @@ def load_best_model_ignores_save_strategy():
     "prediction_loss_only_skips_metrics",
     "With `prediction_loss_only=True`, `compute_metrics` is not called.",
     "Convenient-Trainer guide",
-    "02 §7",
+    "02 §4; 04 §4",
 )
 def prediction_loss_only_skips_metrics():
     calls = []
@@ -816,7 +816,7 @@ def prediction_loss_only_skips_metrics():
     "max_steps_conflicts_with_epochs",
     "`max_steps` conflicts with `num_train_epochs`: set only one.",
     "Convenient-Trainer guide",
-    "02 §4",
+    "02 §1",
 )
 def max_steps_conflicts_with_epochs():
     try:
@@ -831,7 +831,7 @@ def max_steps_conflicts_with_epochs():
     "fractional_epochs",
     "A fractional `num_train_epochs` runs that fraction of the last epoch.",
     "Convenient-Trainer guide",
-    "02 §4",
+    "02 §1",
 )
 def fractional_epochs():
     trainer = make_trainer("fraction", train_dataset=examples(8), max_steps=-1, num_train_epochs=1.5)
@@ -843,7 +843,7 @@ def fractional_epochs():
     "weight_decay_skips_bias_and_layernorm",
     "Weight decay applies to every parameter except biases and LayerNorm weights.",
     "Convenient-Trainer guide",
-    "02 §5",
+    "02 §2",
 )
 def weight_decay_skips_bias_and_layernorm():
     trainer = make_trainer("decay", weight_decay=0.01)
@@ -858,7 +858,7 @@ def weight_decay_skips_bias_and_layernorm():
     "model_init_reproducible",
     "With `model_init`, two runs with the same seed are identical.",
     "Convenient-Trainer guide",
-    "02 §8",
+    "02 §5",
 )
 def model_init_reproducible():
     def model_init(*_):
@@ -897,7 +897,7 @@ def _rounded(values) -> list[float]:
     "label_smoothing_changes_labels",
     "With `label_smoothing_factor`, `compute_metrics` receives smoothed labels (0 and 1 become ε/2 and 1 − ε/2).",
     "Convenient-Trainer guide",
-    "02 §11; 04 (label smoothing)",
+    "02 §7; 04 §4",
 )
 def label_smoothing_changes_labels():
     received = {}
@@ -946,7 +946,7 @@ def linear_schedule_keeps_a_floor():
     "overwrite_output_dir_false_resumes",
     "With `overwrite_output_dir=False` (or True), a Trainer whose `output_dir` holds a checkpoint resumes from it.",
     "Convenient-Trainer guide",
-    "02 §12; 11 §4",
+    "16 §3",
 )
 def overwrite_output_dir_false_resumes():
     folder = "resume"
@@ -974,7 +974,7 @@ def overwrite_output_dir_false_resumes():
     "ignore_data_skip_resumes_at_the_interrupted_batch",
     "With `ignore_data_skip=True`, a resumed run continues from the batch where the first run was interrupted.",
     "Convenient-Trainer guide",
-    "11 §5",
+    "11 §3; 16 §3",
 )
 def ignore_data_skip_resumes_at_the_interrupted_batch():
     from transformers import Trainer
@@ -1021,7 +1021,7 @@ def ignore_data_skip_resumes_at_the_interrupted_batch():
     "misspelled_event_is_silent",
     "A callback method with a misspelled event name is never called and nothing reports it.",
     "Long customisation post",
-    "05 §8",
+    "05 §6",
 )
 def misspelled_event_is_silent():
     calls = {"on_epoch_end": 0, "on_epoch_ended": 0}
@@ -1070,7 +1070,7 @@ def metrics_only_at_on_evaluate():
     "step_begin_flags_switch_off_actions",
     "Setting `should_log`, `should_evaluate` and `should_save` to False in `on_step_begin` switches those actions off.",
     "Short customisation post",
-    "06 §3 (MyCallback)",
+    "06 §1 (MyCallback)",
 )
 def step_begin_flags_switch_off_actions():
     class MyCallback(callback_base()):
@@ -1258,7 +1258,7 @@ def _unshuffled(trainer):
     "The stock sequence classifier (no subclass) takes the same step at batch 2 × accumulation 4 as at batch 8: "
     "same logged loss and same gradient.",
     "course",
-    "07 §6; 02 §3",
+    "07 §5; 02 §1",
 )
 def stock_classifier_accumulation_matches():
     from transformers import Trainer
@@ -1279,7 +1279,7 @@ def stock_classifier_accumulation_matches():
     "A `compute_loss` that returns the micro-batch mean takes the right step under accumulation once "
     "`self.model_accepts_loss_kwargs = False` is set.",
     "Subclassing article",
-    "07 §6 (claim box)",
+    "07 §5 (claim box)",
 )
 def model_accepts_loss_kwargs_false_fixes_mean_loss():
     from transformers import Trainer
@@ -1313,7 +1313,7 @@ def model_accepts_loss_kwargs_false_fixes_mean_loss():
     "label_smoothing_before_compute_loss_func",
     "With both `label_smoothing_factor` and `compute_loss_func`, label smoothing is applied.",
     "Subclassing article",
-    "07 §5 (claim box)",
+    "07 §3 (claim box)",
 )
 def label_smoothing_before_compute_loss_func():
     import torch
