@@ -204,22 +204,41 @@ FACTORY_KEYWORDS = (
 )
 
 
-def training_argument_keywords(source: str) -> set[str]:
-    """Keywords passed to ``TrainingArguments(...)``, and those of any call or dict that also sets
-    ``output_dir`` (the lessons build argument dicts such as ``dict(output_dir=..., ...)``)."""
-    found: set[str] = set()
+def argument_class(name: str) -> type | None:
+    """``TrainingArguments`` or the installed subclass of it called ``name`` (``Seq2SeqTrainingArguments``, trl's
+    ``SFTConfig``, ``GRPOConfig``, ...); ``None`` for any other name."""
+    import transformers
+    import trl
+
+    for module in (transformers, trl):
+        found = getattr(module, name, None) if name.endswith(("Arguments", "Config")) else None
+        if isinstance(found, type) and issubclass(found, TrainingArguments):
+            return found
+    return None
+
+
+def argument_keywords(source: str) -> dict[str, set[str]]:
+    """Keywords passed to ``TrainingArguments(...)`` or to a subclass of it, by class name; and, under
+    ``TrainingArguments``, those of any other call or dict that sets ``output_dir`` (the lessons build argument
+    dicts such as ``dict(output_dir=..., ...)``)."""
+    found: dict[str, set[str]] = {}
     for node in _nodes_outside_expected_failures(ast.parse(source)):
         if isinstance(node, ast.Call):
             names = {keyword.arg for keyword in node.keywords if keyword.arg}
-            if _callee(node) == "TrainingArguments":
-                found |= names
+            if argument_class(_callee(node)) is not None:
+                found.setdefault(_callee(node), set()).update(names)
             elif "output_dir" in names:  # a factory call (make_trainer) also takes the Trainer's own keywords
-                found |= names - FACTORY_KEYWORDS
+                found.setdefault("TrainingArguments", set()).update(names - FACTORY_KEYWORDS)
         elif isinstance(node, ast.Dict):
             keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
             if "output_dir" in keys:
-                found |= keys
+                found.setdefault("TrainingArguments", set()).update(keys)
     return found
+
+
+def training_argument_keywords(source: str) -> set[str]:
+    """Every keyword :func:`argument_keywords` finds, whatever the arguments class."""
+    return set().union(*argument_keywords(source).values())
 
 
 def test_keyword_scanner_finds_direct_and_indirect_uses() -> None:
@@ -241,14 +260,24 @@ SOURCES = course_sources()
 @pytest.mark.parametrize("place", sorted(SOURCES))
 def test_training_arguments_used_by_the_course_exist(place: str) -> None:
     try:
-        used = training_argument_keywords(SOURCES[place])
+        used = argument_keywords(SOURCES[place])
     except SyntaxError as error:
         pytest.fail(f"{place}: its code does not parse ({error}); fix it first")
-    missing = sorted(used - TRAINING_ARGUMENT_FIELDS - {"self"})
-    assert not missing, (
-        f"{place} passes {missing} to TrainingArguments, which the installed transformers does not "
-        f"have: update {place} (see helpers/old_arguments.py for renamed and removed arguments)"
-    )
+    for name, keywords in sorted(used.items()):
+        fields = {field.name for field in dataclasses.fields(argument_class(name))}
+        missing = sorted(keywords - fields - {"self"})
+        assert not missing, (
+            f"{place} passes {missing} to {name}, which the installed transformers and trl do not have: "
+            f"update {place} (see helpers/old_arguments.py for renamed and removed arguments)"
+        )
+
+
+def test_a_subclass_of_training_arguments_is_judged_by_its_own_fields() -> None:
+    source = "SFTConfig(output_dir='x', packing=True)\nTrainingArguments(output_dir='y', packing=True)\n"
+    used = argument_keywords(source)
+    assert used == {"SFTConfig": {"output_dir", "packing"}, "TrainingArguments": {"output_dir", "packing"}}
+    assert "packing" in {field.name for field in dataclasses.fields(argument_class("SFTConfig"))}
+    assert "packing" not in TRAINING_ARGUMENT_FIELDS
 
 
 def test_the_course_uses_training_arguments_somewhere() -> None:

@@ -10,7 +10,7 @@ TRL_RENAMED = {"max_seq_length": "max_length"}
 # Fields of trl 0.11.4's config classes (September 2024: the trl of transformers 4.44 to 4.46) that the installed
 # trl's classes of the same name no longer have. Read from the 0.11.4 wheel's trl/trainer/*_config.py (`pip download
 # trl==0.11.4 --no-deps`, the class bodies' annotated fields) and compared with dataclasses.fields of the installed
-# classes; tests/test_check_old_code.py checks that each is still gone. SFTConfig's max_seq_length is a rename
+# classes; the course's tests check that each is still gone. SFTConfig's max_seq_length is a rename
 # (TRL_RENAMED) and is reported as one.
 TRL_OLD_RELEASE = "0.11.4"
 TRL_REMOVED_FIELDS: dict[str, frozenset[str]] = {
