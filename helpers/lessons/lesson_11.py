@@ -13,6 +13,18 @@ from pathlib import Path
 from transformers import Trainer, TrainerCallback
 
 
+class StopAtStep(TrainerCallback):
+    """Stop training once `global_step` reaches `stop_step` (a checkpoint due at that
+    step is still saved)."""
+
+    def __init__(self, stop_step):
+        self.stop_step = stop_step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= self.stop_step:
+            control.should_training_stop = True
+
+
 class RecordingTrainer(Trainer):
     """A Trainer that records, per optimizer step (accumulation 1), the exact loss
     (`step_losses`), the learning rate of its update (`step_lrs`) and the first word
@@ -31,26 +43,9 @@ class RecordingTrainer(Trainer):
         return loss
 
 
-class StopAtStep(TrainerCallback):
-    """Stop training once `global_step` reaches `stop_step` (a checkpoint due at that
-    step is still saved)."""
-
-    def __init__(self, stop_step):
-        self.stop_step = stop_step
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step >= self.stop_step:
-            control.should_training_stop = True
-
-
 INCOMPLETE_MARKER = "checkpoint-is-incomplete.txt"  # enable_jit_checkpoint, mid-save
-RESUME_FILES = (
-    "model.safetensors",
-    "optimizer.pt",
-    "scheduler.pt",
-    "rng_state.pth",
-    "trainer_state.json",
-)
+RESUME_FILES = ("model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth",
+                "trainer_state.json")  # fmt: skip
 
 
 def require_resumable(checkpoint):
@@ -58,17 +53,12 @@ def require_resumable(checkpoint):
     exact resume needs and no marker of an unfinished save."""
     folder = Path(checkpoint)
     if (folder / INCOMPLETE_MARKER).exists():
-        raise ValueError(
-            f"{folder.name} holds {INCOMPLETE_MARKER}: its save was cut short. Resume "
-            "from an earlier checkpoint, and delete this one."
-        )
+        why = f"holds {INCOMPLETE_MARKER}: its save was cut short. Resume from an "
+        raise ValueError(f"{folder.name} {why}earlier checkpoint; delete this one.")
     missing = [name for name in RESUME_FILES if not (folder / name).is_file()]
     if missing:
-        raise ValueError(
-            f"{folder.name} cannot be resumed exactly: it lacks {missing} (saved with "
-            "save_only_model=True?). Load it with from_pretrained for inference, or "
-            "train from scratch."
-        )
+        why = "(save_only_model=True?). Load it with from_pretrained for inference."
+        raise ValueError(f"{folder.name} cannot resume exactly: lacks {missing} {why}")
 
 
 class ListCheckpoints(TrainerCallback):
