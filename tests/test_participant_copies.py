@@ -152,8 +152,9 @@ def test_every_notebook_is_copied_valid_and_without_outputs(copy_dir: Path) -> N
                 assert cell.outputs == [] and cell.execution_count is None, f"{name} still holds outputs"
                 assert "execution" not in cell.metadata
         original = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-        pointed = [cell.source.replace(COURSE_REPOSITORY, PARTICIPANTS) for cell in original.cells]
-        assert [cell.source for cell in notebook.cells] == pointed, "only the repository changes"
+        kept = [cell for cell in original.cells if participant_copies.TEACHER_TAG not in cell.metadata.get("tags", [])]
+        pointed = [cell.source.replace(COURSE_REPOSITORY, PARTICIPANTS) for cell in kept]
+        assert [cell.source for cell in notebook.cells] == pointed, "only the repository and teacher-only cells"
 
 
 def test_no_solutions_and_no_teacher_files(copy_dir: Path) -> None:
@@ -331,7 +332,34 @@ def test_no_learner_facing_file_of_the_copy_names_a_file_the_copy_lacks(copy_dir
     named = {name: found for name, found in named.items() if found}
     assert not named, named
     lesson = next((copy_dir / "notebooks").glob("12_*.ipynb")).read_text(encoding="utf-8")
-    assert "Teachers:" not in lesson and "RUN_REFERENCE = False" not in lesson
+    assert "Teachers:" not in lesson and "RUN_REFERENCE" not in lesson
+
+
+def test_lesson_12_reaches_learners_without_the_reference_run(copy_dir: Path) -> None:
+    """The course's lesson 12 runs the reference solution in cells tagged teacher-only; the copy, which has no
+    solutions, leaves those cells out, so it shows no switch and no "skipped" message, and keeps its exercises."""
+    name = next(ROOT.glob("notebooks/12_*.ipynb")).name
+    original = nbformat.read(ROOT / "notebooks" / name, as_version=4)
+    tag = participant_copies.TEACHER_TAG
+    teacher = [cell.source for cell in original.cells if tag in cell.metadata.get("tags", [])]
+    assert any("solution_obj" in source for source in teacher), "the reference run is not tagged teacher-only"
+    copied = nbformat.read(copy_dir / "notebooks" / name, as_version=4)
+    sources = [cell.source for cell in copied.cells]
+    assert not [cell for cell in copied.cells if tag in cell.metadata.get("tags", [])]
+    assert not [source for source in sources if "solution_obj" in source or "Skipped" in source]
+    assert len(sources) == len(original.cells) - len(teacher)
+    assert any("exercises.q2.check()" in source for source in sources)
+
+
+def test_cleared_notebook_drops_teacher_only_cells(tmp_path: Path) -> None:
+    notebook = nbformat.v4.new_notebook()
+    kept = nbformat.v4.new_code_cell("print('for everyone')")
+    dropped = nbformat.v4.new_code_cell("print('for teachers')")
+    dropped.metadata["tags"] = ["hide-input", participant_copies.TEACHER_TAG]
+    notebook.cells = [kept, dropped]
+    path = tmp_path / "99_x.ipynb"
+    nbformat.write(notebook, path)
+    assert [cell.source for cell in participant_copies.cleared_notebook(path).cells] == [kept.source]
 
 
 def test_the_learners_readme_gives_the_figures_of_a_copys_own_suite() -> None:

@@ -13,7 +13,9 @@ into the checkout itself, where ``git init`` would make a repository inside a re
 the copy's files and keeps its ``.git``, so the teacher commits the update and pushes it. The copy holds the files
 of the repository as git would commit them (tracked files and untracked files that are not ignored), except:
 
-* every ``notebooks/NN_*.ipynb`` is written with its outputs and execution counts cleared, and its Colab badge
+* every ``notebooks/NN_*.ipynb`` is written with its outputs and execution counts cleared, without its cells
+  tagged :data:`TEACHER_TAG` (lesson 12's run of the reference solution, which the copy does not have), and its
+  Colab badge
   and set-up cell (``COURSE_REPO``, what Colab clones) point at ``--repo``, as does ``[tool.course]`` in
   pyproject.toml: on Colab a learner's notebook clones the participants' repository, never the full course;
 * ``helpers/solutions/`` is left out and replaced by ``helpers/solutions.py``, a stand-in that lets the exercise
@@ -76,6 +78,8 @@ TEACHER_ONLY = frozenset(
         "tests/test_cheatsheet.py",  # rebuilds the cheat sheet from a lesson's committed outputs
     }
 )
+TEACHER_TAG = "teacher-only"
+"""The tag of a notebook cell the participants' copy leaves out: a run that needs the reference solutions."""
 WITHHELD_MESSAGE = "The reference solutions are not part of the participant copy: ask your teacher."
 STAND_IN = f'''"""Stand-in for the reference solutions, which this participant copy does not include.
 
@@ -237,8 +241,10 @@ def is_left_out(relative: str, root: Path = ROOT) -> bool:
 
 
 def cleared_notebook(path: Path) -> nbformat.NotebookNode:
-    """The notebook with every output, execution count and execution timing removed (validated)."""
+    """The notebook with every output, execution count and execution timing removed, and without the cells
+    tagged :data:`TEACHER_TAG` (validated)."""
     notebook = nbformat.read(path, as_version=4)
+    notebook.cells = [cell for cell in notebook.cells if TEACHER_TAG not in cell.metadata.get("tags", [])]
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs = []
