@@ -22,9 +22,7 @@ STEPS_SEED = 101  # the check draws its cases from this seed each time it runs; 
 
 
 def steps_cases(seed: int = STEPS_SEED) -> list[tuple[int, int, int, int]]:
-    """``(examples, per_device_batch, processes, accumulation)`` cases drawn at check time: always one whose last
-    batch is smaller, one with fewer batches per process than accumulation steps, one with a single process and
-    one with a single example; the rest at random."""
+    """Cases drawn at check time: a smaller last batch, few batches, 1 process, 1 example; the rest at random."""
     rng = random.Random(seed)
     batch, processes, accumulation = rng.randint(3, 16), rng.randint(2, 8), rng.randint(2, 4)
     ragged = batch * processes * rng.randint(3, 9) + rng.randint(1, batch * processes - 1)
@@ -57,8 +55,7 @@ def _check_steps(answer: Any) -> None:
 
 
 def _log_as(collector: Any, args: Any, world_zero: bool, local_zero: bool, logs: dict[str, float]) -> None:
-    """Call ``on_log`` as the Trainer does on a process with these flags: a real ``TrainerState`` whose
-    ``log_history`` already ends with this log (``Trainer.log`` appends it before the event)."""
+    """Call ``on_log`` as the Trainer does on a process with these flags (log_history already ends with it)."""
     from transformers import TrainerControl, TrainerState
 
     state = TrainerState(global_step=1, max_steps=3)
@@ -83,9 +80,8 @@ def _check_collector(callback_class: Any) -> None:
         if collector.losses:
             raise Wrong(
                 f"a process with is_world_process_zero={world_zero}, is_local_process_zero={local_zero} "
-                "collected a loss; only the one world process zero should, or every loss is kept twice. The "
-                "check plays each process through `state`, as the exercise asks you to decide from it (`args` "
-                "here belongs to this one process)."
+                "collected a loss; only the one world process zero should, or every loss is kept twice (the check "
+                "plays each process through `state`; `args` here belongs to this one process)."
             )
     with learner_code("calling your on_log as process zero"):
         _log_as(collector, args, True, True, {"learning_rate": 1e-4, "eval_loss": 0.4})
@@ -126,8 +122,7 @@ def _by_class(model: Any, batch: dict[str, Any]) -> dict[str, tuple[float, float
 
 
 def _class_data(rng: random.Random, rows: int) -> Any:
-    """``rows`` reviews whose groups of 4 (a micro-batch of one process) hold 1, 2 or 3 positive ones, drawn: the
-    classes weigh differently in every micro-batch."""
+    """``rows`` reviews whose groups of 4 (one micro-batch) hold 1, 2 or 3 positive ones, drawn."""
     labels = []
     for _ in range(rows // 4):
         group = [1] * rng.randint(1, 3)
@@ -157,8 +152,7 @@ def _hand_and_history(trainer: Any) -> tuple[list[Any], list[dict[str, Any]]]:
 
 
 def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], where: str) -> None:
-    """Each training log of ``history`` must hold each class's loss over the reviews of every process (``ranks``:
-    the hand measures of each) since the previous training log."""
+    """Each training log must hold each class's loss over every process's reviews (``ranks``) since the last."""
     from helpers.checks.by_hand import close, merged, training_windows, window_of
 
     everyone = [measure for train in ranks for measure in train]
@@ -175,13 +169,11 @@ def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], w
                 continue
             means = [measure[name][0] / measure[name][1] for measure in window]
             if len(ranks) > 1 and close(entry[name], own[name]):
-                why = (
-                    "that is process 0's reviews alone: add up the sums and the counts over every process (one "
-                    "all-reduce of both, self.accelerator.reduce) before you divide."
-                )
+                why = "that is process 0's reviews alone: add up the sums and the counts over every process (one "
+                why += "all-reduce of both, self.accelerator.reduce) before you divide."
             elif close(entry[name], sum(means) / len(means)):
-                why = (
-                    "that is the mean of the micro-batches' means, which weighs a micro-batch with 1 positive review "
+                why = "that is the mean of the micro-batches' means, which weighs a micro-batch with 1 positive review "
+                why += (
                     "like one with 3: keep each class's summed loss and its number of reviews, and divide at log time."
                 )
             else:
@@ -218,10 +210,7 @@ def _check_class_loss_trainer(answer: Any) -> None:
 q1 = Exercise(
     answer_name="steps_per_epoch",
     checker=_check_steps,
-    hint_text=(
-        "The global batch is the batch of one process times the processes; each process reads its share of the "
-        "batches (a last, smaller one counts), and the accumulation groups them into steps, rounding up."
-    ),
+    hint_text="Global batch = one process's batch x processes; a last, smaller batch counts; accumulation rounds up.",
     solution_obj=solutions.steps_per_epoch,
 )
 
@@ -229,10 +218,7 @@ q2 = Exercise(
     wrong_note=misspelled_events_note,
     answer_name="RankZeroLossCollector",
     checker=_check_collector,
-    hint_text=(
-        "on_log receives the state and the logs: the state says whether this process is the job's process zero (a "
-        "local process zero runs on every machine). Keep the training loss only, from the logs that hold one."
-    ),
+    hint_text="The state says if this process is the job's process zero (each machine has a local zero); keep losses.",
     solution_obj=solutions.RankZeroLossCollector,
 )
 
@@ -240,10 +226,8 @@ q3 = Exercise(
     answer_name="ClassLossTrainer",
     checker=_check_class_loss_trainer,
     hint_text=(
-        "A mean over reviews is a sum over a count: note both for each class in compute_loss (training only), and "
-        "divide in log(), once the sums and the counts of every process are added together (lesson 07's "
-        "RunningMeans does one all-reduce for that); then start again. Micro-batch means averaged, or one "
-        "process's numbers, give other values."
+        "A mean over reviews is a sum over a count: note both per class in compute_loss (training only); in log(), "
+        "add them over every process (one all-reduce, as lesson 07's RunningMeans), divide, start again."
     ),
     solution_obj=solutions.ClassLossTrainer,
 )
