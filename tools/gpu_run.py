@@ -58,10 +58,8 @@ GPU_CHECKS = (
     GpuCheck("09", "checkpoint_peaks", 1, "activation checkpointing's CUDA peak memory against a plain step"),
     GpuCheck("09", "compile_speedup", 1, "torch_compile: its compile cost and steady-state speed against eager"),
     GpuCheck("09", "auto_find_batch_size", 1, "the per-device batch auto_find_batch_size settles on"),
-    GpuCheck("10", "multi_gpu_rows", 2, "lesson 10's script on every GPU (NCCL): the stock model and lesson 07's rows"),
-    GpuCheck(
-        "10", "fsdp_sharding", 2, "fsdp=True through the Trainer on GPUs: its wrapper, parameters held per process"
-    ),
+    GpuCheck("10", "multi_gpu_rows", 2, "lesson 10's train.py on every GPU (NCCL): eval_loss, default and fixed"),
+    GpuCheck("10", "fsdp_sharding", 2, "train.py with --fsdp full_shard on GPUs: the lines each rank prints"),
 )
 
 
