@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from transformers import AutoConfig, AutoModelForSequenceClassification, TrainerCallback
 
-import helpers
 from helpers.models import local_model_dir
 
 
@@ -26,22 +25,6 @@ def build_classifier(layers, dropout):
         hidden_dropout_prob=dropout,
     )
     return AutoModelForSequenceClassification.from_config(config)
-
-
-def model_init(trial=None):
-    """One trial's model: the trial picks the layers and the dropout; None: defaults."""
-    if trial is None:
-        return build_classifier(layers=1, dropout=0.1)
-    layers = trial.suggest_int("num_layers", 1, helpers.active_profile().demo_layers)
-    return build_classifier(layers, trial.suggest_float("dropout", 0.0, 0.3))
-
-
-def hp_space(trial):
-    """The TrainingArguments one trial sets."""
-    return {
-        "learning_rate": trial.suggest_float("learning_rate", 1e-4, 3e-2, log=True),
-        "warmup_steps": trial.suggest_int("warmup_steps", 0, 4),
-    }
 
 
 class TrialRecorder(TrainerCallback):
