@@ -1,5 +1,4 @@
-"""The capstone's exercises: ``q1`` StopAtTargetF1, ``q2`` the project (task: :mod:`helpers.capstone`), judged by
-its outcome on held-out reviews (:func:`run_project`, which ``tools/capstone_goal.py`` runs over many seeds)."""
+"""The capstone's exercises: ``q1`` StopAtTargetF1; ``q2`` the project, judged by :func:`run_project`."""
 
 import random
 from typing import Any
@@ -40,9 +39,7 @@ def _stop_cases(seed: int = STOP_SEED) -> list[tuple[list[float], float, int]]:
 def _check_stop_callback(callback_class: Any) -> None:
     if not isinstance(callback_class, type):
         what = "an instance" if isinstance(callback_class, TrainerCallback) else type(callback_class).__name__
-        raise Wrong(
-            f"StopAtTargetF1 must be the class itself (the check builds it as StopAtTargetF1(target=...)), got {what}."
-        )
+        raise Wrong(f"StopAtTargetF1 must be the class itself (the check builds it with target=...), got {what}.")
     for reported, target, expected in _stop_cases():
         with learner_code(f"creating StopAtTargetF1(target={target})"):
             callback = callback_class(target=target)
@@ -71,9 +68,8 @@ class _Rules(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
         if not capstone.is_fresh(model):
             raise Wrong(
-                "the model your Trainer starts from is not a fresh capstone model (its weights were trained or "
-                "changed before): build it inside, with model_init=capstone.model_init; change how it trains, not "
-                "where it starts."
+                "the model your Trainer starts from is not a fresh capstone model (it was trained or changed before): "
+                "build it inside, with model_init=capstone.model_init; change how it trains, not where it starts."
             )
         encoders = [module for module in model.modules() if hasattr(module, "embeddings")] + [model]
         self.hooks = [module.register_forward_pre_hook(self.guarded, with_kwargs=True) for module in encoders]

@@ -17,7 +17,7 @@ OVERRIDE_LESSONS = {
     "compute_loss": "07 (custom losses)",
     "training_step": "08 (the training step)",
     "prediction_step": "08 (section 5)",
-    "log": "05 (section 7) and 07 (section 8)",
+    "log": "05 (section 5) and 07 (section 6)",
     "evaluate": "04 (evaluation)",
     "get_train_dataloader": "08 (section 5)",
     "get_eval_dataloader": "08 (section 5)",
