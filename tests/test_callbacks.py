@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
+from tiny_training import TinyModel, toy_dataset
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainingArguments
 
 from helpers.lessons.lesson_03 import AppliedLRRecorder
@@ -18,24 +18,6 @@ from helpers.lessons.lesson_05 import (
     unknown_event_methods,
 )
 from helpers.lessons.lesson_06 import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
-
-
-class TinyModel(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 2)
-
-    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        logits = self.linear(x)
-        out = {"logits": logits}
-        if labels is not None:
-            out["loss"] = nn.functional.cross_entropy(logits, labels)
-        return out
-
-
-def _dataset(count: int = 8) -> list[dict[str, torch.Tensor]]:
-    generator = torch.Generator().manual_seed(0)
-    return [{"x": torch.randn(4, generator=generator), "labels": torch.tensor(index % 2)} for index in range(count)]
 
 
 def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
@@ -58,8 +40,8 @@ def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
     trainer = Trainer(
         model=TinyModel(),
         args=TrainingArguments(**settings),
-        train_dataset=_dataset(),
-        eval_dataset=_dataset(4),
+        train_dataset=toy_dataset(),
+        eval_dataset=toy_dataset(4),
         callbacks=callbacks,
     )
     trainer.train()

@@ -7,31 +7,13 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch import nn
+from tiny_training import TinyModel, toy_dataset
 from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 import helpers.callback_events as callback_events
 import helpers.lessons.lesson_05 as lesson_05
 import helpers.loop_calls as loop_calls
 from helpers.callback_events import STANDARD_KWARGS, EventRecorder, LogRecorder, event_kwargs_table
-
-
-class TinyModel(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.classifier = nn.Linear(4, 2)
-
-    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        logits = self.classifier(x)
-        out = {"logits": logits}
-        if labels is not None:
-            out["loss"] = nn.functional.cross_entropy(logits, labels)
-        return out
-
-
-def _dataset(count: int = 8) -> list[dict[str, torch.Tensor]]:
-    generator = torch.Generator().manual_seed(0)
-    return [{"x": torch.randn(4, generator=generator), "labels": torch.tensor(index % 2)} for index in range(count)]
 
 
 def _trainer(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
@@ -50,8 +32,8 @@ def _trainer(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer
     return Trainer(
         model=TinyModel(),
         args=TrainingArguments(**settings),
-        train_dataset=_dataset(),
-        eval_dataset=_dataset(4),
+        train_dataset=toy_dataset(),
+        eval_dataset=toy_dataset(4),
         callbacks=callbacks,
     )
 

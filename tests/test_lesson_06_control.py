@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import torch
-from torch import nn
+from tiny_training import TinyModel, toy_dataset
 from torch.optim.lr_scheduler import LambdaLR
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
@@ -19,24 +19,6 @@ from helpers.lessons.lesson_03 import AppliedLRRecorder
 from helpers.lessons.lesson_05 import EventRecorder
 
 LR, STEPS = 1e-3, 8
-
-
-class TinyModel(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = nn.Linear(4, 2)
-
-    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
-        logits = self.linear(x)
-        out = {"logits": logits}
-        if labels is not None:
-            out["loss"] = nn.functional.cross_entropy(logits, labels)
-        return out
-
-
-def _dataset(count: int = 16) -> list[dict[str, torch.Tensor]]:
-    generator = torch.Generator().manual_seed(0)
-    return [{"x": torch.randn(4, generator=generator), "labels": torch.tensor(index % 2)} for index in range(count)]
 
 
 def _trainer(tmp_path: Any, callbacks: list[TrainerCallback], trainer_class: type = Trainer, **keywords: Any) -> Any:
@@ -64,7 +46,7 @@ def _trainer(tmp_path: Any, callbacks: list[TrainerCallback], trainer_class: typ
     trainer = trainer_class(
         model=model,
         args=TrainingArguments(**settings),
-        train_dataset=_dataset(),
+        train_dataset=toy_dataset(16),
         callbacks=callbacks,
         **{key: value for key, value in keywords.items() if key not in fields},
     )
