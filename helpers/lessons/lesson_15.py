@@ -15,23 +15,23 @@ from helpers.models import load_model
 
 
 def course_lora_config(**overrides):
-    """LoRA of rank 8 on the attention's query and value, the head trained in full."""
+    """LoRA of rank 8 on every linear layer of the encoder, the head trained in full."""
     settings = dict(
         task_type="SEQ_CLS",  # keeps the classification head trainable and saved
         r=8,
         lora_alpha=16,
         lora_dropout=0.0,
-        target_modules=["query", "value"],
+        target_modules=["query", "key", "value", "dense"],
     )
     return LoraConfig(**{**settings, **overrides})
 
 
-def base_classifier(seed=0):
-    """The course classifier (profile.demo_layers layers), its new head from `seed`."""
+def base_classifier(seed=0, layers=None):
+    """The course classifier (profile.num_layers layers), its new head from `seed`."""
     helpers.seed_everything(seed)
-    return load_model(num_layers=helpers.active_profile().demo_layers)
+    return load_model(num_layers=layers or helpers.active_profile().num_layers)
 
 
-def lora_classifier(config=None, seed=0):
+def lora_classifier(config=None, seed=0, layers=None):
     """The course classifier with a LoRA adapter (course_lora_config by default)."""
-    return get_peft_model(base_classifier(seed), config or course_lora_config())
+    return get_peft_model(base_classifier(seed, layers), config or course_lora_config())
