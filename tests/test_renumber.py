@@ -82,3 +82,29 @@ def test_prose_is_rewritten_but_other_numbers_are_left_alone() -> None:
     text = "See lesson 13 and lessons 13 to 14; lesson 130 and lesson_13 and lesson_130; 13_x.ipynb."
     rewritten = renumber._rewrite(text, "13", "18", "13_x.ipynb", "18_x.ipynb")
     assert rewritten == "See lesson 18 and lessons 18 to 14; lesson 130 and lesson_18 and lesson_130; 18_x.ipynb."
+
+
+def test_section_references_run_folders_and_the_sources_table_follow() -> None:
+    text = "Tested in 16 §1; 03 §4; 116 §2 and 5.16 §3."
+    assert renumber._rewrite(text, "16", "17", "16_x.ipynb", "17_x.ipynb") == (
+        "Tested in 17 §1; 03 §4; 116 §2 and 5.16 §3."
+    )
+    cell = 'helpers.run_dir(\\"16_args\\"), f"16_{name}", "116_x", run_dir("05_other")'
+    assert renumber._run_folders(cell, "16", "17") == (
+        'helpers.run_dir(\\"17_args\\"), f"17_{name}", "116_x", run_dir("05_other")'
+    )
+    readme = (
+        "## Syllabus\n| 16 | x |\n## Sources\n| source | lessons |\n|---|---|\n"
+        "| **Guide** | a post, 2021 | 4.x | 00, 16, 17 |\n| **Other** | 16 posts | 4.x | 02 |\n## Next\n| 16 |\n"
+    )
+    assert renumber._sources_table(readme, "16", "03") == readme.replace("00, 16, 17", "00, 03, 17")
+
+
+def test_relabel_takes_the_references_and_refuses_a_changed_claim() -> None:
+    from tools.ladder.results_file import relabel
+
+    table = {"p": {"claim": "c", "source": "s", "where": "17 §1"}}
+    results = {"probes": {"p": {"claim": "c", "source": "s", "where": "16 §1"}}, "results": {"5.0": {"x": 1}}}
+    assert relabel(results, table) == {**results, "probes": table}
+    with pytest.raises(ValueError, match="run the ladder"):
+        relabel(results, {"p": {"claim": "another", "source": "s", "where": "17 §1"}})

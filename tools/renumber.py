@@ -10,11 +10,14 @@ A lesson's number names its notebook and four parallel modules; everything else 
     tests/test_answers_lesson_OLD.py -> tests/test_answers_lesson_NEW.py
 
 then rewrites the references to them (``helpers.checks.lesson_OLD``, ``lesson_OLD as``, ``OLD_topic.ipynb``,
-"lesson OLD" in prose) in the course's text files, changes the lesson's ``number`` and ``file`` in
+"lesson OLD" in prose, section references ``OLD §3``) in the course's text files, the moved notebook's run folders
+(``run_dir("OLD_x")``) and the README's Sources table, changes the lesson's ``number`` and ``file`` in
 ``lessons.toml``, and rebuilds what is generated from the registry: every notebook's shared parts (title, badge,
-navigation), the README's syllabus, the workshop agendas and ``helpers/lessons``. Outputs of the notebooks are not
-re-run: ``make execute`` does that. Exercise ids such as "13.2" written in prose are listed, not rewritten (a number
-followed by a dot is too often something else); the tool prints where they are.
+navigation), the README's syllabus, the workshop agendas, ``helpers/lessons``, and the lesson references of the
+ladder's results and page (``python -m tools.ladder relabel``; its measured verdicts are left alone). Outputs of
+the notebooks are not re-run: ``make execute`` does that. Exercise ids such as "13.2" written in prose are listed,
+not rewritten (a number followed by a dot is too often something else); the tool prints where they are. Tests that
+key a table by a lesson's bare number (``"17": ...``) are not rewritten either: they fail, naming the number.
 
 A lesson moves to a free number only; to insert a lesson before others, move the later ones up first, the last
 one first.
@@ -63,7 +66,28 @@ def renames(old: str, new: str, root: Path = ROOT) -> list[tuple[Path, Path]]:
 def _rewrite(text: str, old: str, new: str, old_file: str, new_file: str) -> str:
     text = text.replace(old_file, new_file)
     text = re.sub(rf"\blesson_{old}\b", f"lesson_{new}", text)
+    text = re.sub(rf"(?<![\w.]){old} §", f"{new} §", text)  # section references: "16 §3" (the ladder's probes)
     return re.sub(rf"\b([Ll]essons?) {old}\b", rf"\1 {new}", text)
+
+
+def _run_folders(text: str, old: str, new: str) -> str:
+    """The moved notebook's run folders (``run_dir("16_args")``) take its new number (``tests/test_determinism.py``)."""
+    return re.sub(rf"(?<=[\"']){old}_(?=[\w{{])", f"{new}_", text)
+
+
+def _sources_table(text: str, old: str, new: str) -> str:
+    """The README's Sources table lists, in its last column, the lessons that check each source: ``00, 02, 16``."""
+
+    def renumbered(row: re.Match) -> str:
+        numbers = sorted(new if number == old else number for number in re.findall(r"\d\d", row.group(2)))
+        return f"{row.group(1)}{', '.join(numbers)} |"
+
+    head, found, rest = text.partition("\n## Sources\n")
+    if not found:
+        return text
+    section, more, tail = rest.partition("\n## ")
+    section = re.sub(r"(?m)^(\| \*\*.*\| )((?:\d\d, )*\d\d) \|$", renumbered, section)
+    return head + found + section + more + tail
 
 
 def renumber(old: str, new: str, root: Path = ROOT) -> list[str]:
@@ -99,6 +123,10 @@ def renumber(old: str, new: str, root: Path = ROOT) -> list[str]:
     for path in _text_files(root):
         before = path.read_text(encoding="utf-8")
         after = _rewrite(before, old, new, old_file, new_file)
+        if path.name == new_file:
+            after = _run_folders(after, old, new)
+        if path == root / "README.md":
+            after = _sources_table(after, old, new)
         if after != before:
             path.write_text(after, encoding="utf-8")
             done.append(f"rewrote references in {path.relative_to(root)}")
@@ -130,6 +158,11 @@ def regenerate(root: Path = ROOT) -> None:
     execute_notebooks.update_readme()
     workshop_agenda.main([])
     export_lessons.main([])
+    if (root / "docs" / "ladder" / "results.json").is_file():  # the ladder's lesson references, not its verdicts
+        from tools.ladder.cli import main as ladder
+
+        if ladder(["relabel"]):
+            raise RenumberError("the ladder's results could not be relabelled (its message is above).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,11 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         done = renumber(options.old, options.new)
+        print("\n".join(done))
+        regenerate()
     except RenumberError as error:
         print(f"renumber: {error}", file=sys.stderr)
         return 2
-    print("\n".join(done))
-    regenerate()
     print(f"lesson {options.old} is lesson {options.new}; run `make execute NB=notebooks/{options.new}_*.ipynb`.")
     return 0
 

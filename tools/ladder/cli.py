@@ -10,10 +10,10 @@ import tools.ladder as package
 from helpers.pins import pinned
 from tools.ladder.bisection import command_bisect
 from tools.ladder.environments import install, installed, probe
-from tools.ladder.era import ERA, command_era
+from tools.ladder.era import ERA, SOURCE_CLAIMS, command_era
 from tools.ladder.package_index import command_newest, latest_summary
 from tools.ladder.page import write_page
-from tools.ladder.results_file import change_problems, merge, problems, read_results, write_results
+from tools.ladder.results_file import change_problems, merge, problems, read_results, relabel, write_results
 from tools.ladder.rungs import LADDER_DIR, MARKS, PAGE, RELEASES, RESULTS, ROOT, LadderError, Release, select
 
 
@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     newest.add_argument("pip_args", nargs="*", help="requirements for the dry run, after --, e.g. -- -r FILE")
     sub.add_parser("era", help=f"quote {ERA}'s wheel for the lessons; bisect source claims before the ladder")
     sub.add_parser("page", help="regenerate docs/ladder.md from the results file")
+    sub.add_parser("relabel", help="take the lessons' references from probes.py into the results, then the page")
     sub.add_parser("list", help="the releases and why each is on the ladder")
     args = parser.parse_args(argv)
     try:
@@ -119,6 +120,13 @@ def main(argv: list[str] | None = None) -> int:
                 write_results(results)
                 write_page(results)
             return 0
+        if args.command == "relabel":
+            try:
+                results = relabel(read_results(), source_claims=SOURCE_CLAIMS)
+            except ValueError as error:
+                raise LadderError(str(error)) from error
+            write_results(results)
+            args.command = "page"
         if args.command == "page":
             results = read_results()
             found = problems(results) + change_problems(results)

@@ -48,6 +48,31 @@ def write_results(results: dict, path: Path = RESULTS) -> None:
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
 
 
+def relabel(results: dict, table: dict | None = None, source_claims: tuple = ()) -> dict:
+    """The results with their lesson references (``where``) taken from the probe list and ``source_claims``, the
+    measured verdicts untouched: after a lesson moves (``tools/renumber.py``) or a section is renumbered.
+
+    Raises:
+        ValueError: the probes or their claims differ, not only their references: run the ladder instead.
+    """
+    table = probe_table() if table is None else table
+    stored = results.get("probes", {})
+    if set(stored) != set(table) or any({**stored[key], "where": ""} != {**table[key], "where": ""} for key in table):
+        raise ValueError(
+            "the probe list differs from the results' in more than its lesson references: run the ladder "
+            "(make ladder) rather than relabelling."
+        )
+    era = results.get("era", {}).get("claims", {})
+    wheres = {claim.id: claim.where for claim in source_claims}
+    if set(wheres) - set(era):
+        raise ValueError("the era's source claims differ from the results': run `python -m tools.ladder era`.")
+    claims = {key: {**meta, "where": wheres.get(key, meta["where"])} for key, meta in era.items()}
+    relabelled = {**results, "probes": {key: {**stored[key], "where": table[key]["where"]} for key in stored}}
+    if era:
+        relabelled["era"] = {**results["era"], "claims": claims}
+    return relabelled
+
+
 def problems(results: dict, table: dict | None = None) -> list[str]:
     """Where the results file disagrees with the ladder and the probe list (empty when it agrees)."""
     table = probe_table() if table is None else table
