@@ -1,6 +1,6 @@
 """A tiny causal language model, its tokenizer and a prompt-completion task, built offline in seconds.
 
-No pretrained causal model ships with the course, so lesson 17 builds its own: a task (the largest of 3 to 12 digits,
+No pretrained causal model ships with the course, so lesson 18 builds its own: a task (the largest of 3 to 12 digits,
 ``"max 3 8 1 0 5 ="`` -> ``" 8"``), a tokenizer trained on the task's text with the ``tokenizers`` library, and
 a Llama-style model from a config, sized by the course profile (bigger on a GPU). ``complete`` generates greedy
 completions; ``ExactMatchCurve`` is the lesson's instrument: a callback that scores greedy completions every few steps.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from transformers import TrainerCallback
 
 # TRL 1.16's configs and trainers still use the old gradient_checkpointing names, which transformers 5.24 answers
-# with a FutureWarning at each use: nothing a learner can act on, so lesson 17 does not show them.
+# with a FutureWarning at each use: nothing a learner can act on, so lesson 18 does not show them.
 warnings.filterwarnings("ignore", message="`(is_)?gradient_checkpointing", category=FutureWarning)
 
 if TYPE_CHECKING:

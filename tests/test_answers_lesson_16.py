@@ -5,119 +5,153 @@ The answers are written here, not imported from the solutions."""
 from __future__ import annotations
 
 from exercise_cases import answer_tests
-from transformers import TrainerCallback
-from transformers.trainer_utils import IntervalStrategy
-
-from helpers.old_arguments import port_kwargs
-
-OLD_CALL = {
-    "evaluation_strategy": "steps",
-    "eval_steps": 5,
-    "per_gpu_train_batch_size": 8,
-    "warmup_ratio": 0.2,
-    "no_cuda": True,
-    "group_by_length": True,
-    "adafactor": True,
-}
-PORTED = {
-    "optim": "adafactor",
-    "train_sampling_strategy": "group_by_length",
-    "use_cpu": True,
-    "warmup_steps": 0.2,
-    "per_device_train_batch_size": 8,
-    "eval_steps": 5,
-    "eval_strategy": IntervalStrategy.STEPS,
-}
+from peft import LoraConfig, TaskType, get_peft_model
+from torch import nn
 
 
-def ported_with(**changes):
-    """The ported answer with one learner's slip in it (a value changed, or a key put back as it was)."""
-    answer = {**PORTED, **changes}
-    return {key: value for key, value in answer.items() if value is not None}
+def targets_full_names(model):
+    head = model.classifier if hasattr(model, "classifier") else model.score
+    return [name for name, module in model.named_modules() if isinstance(module, nn.Linear) and module is not head]
 
 
-class RecorderFromLogs(TrainerCallback):
-    """Reads eval_loss from the logs and the epoch from the state at each epoch's end."""
-
-    def __init__(self):
-        super().__init__()
-        self.epochs, self.eval_losses = [], []
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epochs += [float(state.epoch)]
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if "eval_loss" in logs:
-            self.eval_losses.append(logs["eval_loss"])
+def targets_by_type_name(model):
+    found = set()
+    for name, module in model.named_modules():
+        if type(module).__name__ == "Linear" and not name.endswith(("classifier", "score")):
+            found.add(name.split(".")[-1])
+    return tuple(found)
 
 
-class RecorderFromKwargs(TrainerCallback):
-    def __init__(self, *args, **kwargs):
-        self.epochs = list()
-        self.eval_losses = list()
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epochs.append(state.epoch)
-
-    def on_evaluate(self, args, state, control, **kwargs):
-        self.eval_losses.append(kwargs["metrics"]["eval_loss"])
+def targets_attention_only(model):
+    return ["query", "key", "value", "q_proj", "k_proj", "v_proj", "o_proj"]
 
 
-class RecorderAsTheOldExample(TrainerCallback):
-    """The example script's method names, kept: neither is an event, so nothing is ever recorded."""
-
-    def __init__(self):
-        self.epochs, self.eval_losses = [], []
-
-    def on_epoch_ended(self, args, state, control, **kwargs):
-        self.epochs.append(state.epoch)
-
-    def on_evaluation(self, args, state, control, metrics=None, **kwargs):
-        self.eval_losses.append(metrics["eval_loss"])
+def targets_bert_names(model):
+    return ["query", "key", "value", "dense"]
 
 
-class RecorderWithClassLists(TrainerCallback):
-    epochs: list = []  # noqa: RUF012 - the mistake under test
-    eval_losses: list = []  # noqa: RUF012
-
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epochs.append(state.epoch)
-
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        self.eval_losses.append(metrics["eval_loss"])
+def targets_with_every_head(model):
+    return sorted({name.rsplit(".", 1)[-1] for name, module in model.named_modules() if isinstance(module, nn.Linear)})
 
 
-class RecorderOfSteps(TrainerCallback):
-    """Records the update count where the epoch was asked for."""
+def targets_bert_head_only_removed(model):
+    names = {name.rsplit(".", 1)[-1] for name, module in model.named_modules() if isinstance(module, nn.Linear)}
+    return sorted(names - {"classifier"})
 
-    def __init__(self):
-        self.epochs, self.eval_losses = [], []
 
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epochs.append(state.global_step)
+def targets_all_linear(model):
+    return "all-linear"
 
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        self.eval_losses.append(metrics["eval_loss"])
+
+def top_blocks_regex(model, k):
+    blocks = model.config.num_hidden_layers
+    top = "|".join(str(block) for block in range(blocks - k, blocks))
+    return get_peft_model(
+        model,
+        LoraConfig(task_type=TaskType.SEQ_CLS, target_modules=rf".*\.layers?\.({top})\..*(query|key|value|dense|proj)"),
+    )
+
+
+def top_blocks_full_names(model, k):
+    first = model.config.num_hidden_layers - k
+    names = []
+    for name, module in model.named_modules():
+        parts = name.split(".")
+        numbers = [int(part) for part in parts if part.isdigit()]
+        if isinstance(module, nn.Linear) and numbers and numbers[0] >= first:
+            names.append(name)
+    return get_peft_model(
+        model, LoraConfig(r=8, lora_alpha=32, target_modules=names, modules_to_save=["classifier", "score"])
+    )
+
+
+def _linear_suffixes(model):
+    return sorted(
+        {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)} - {"classifier", "score"}
+    )
+
+
+def top_blocks_int(model, k):
+    config = LoraConfig(task_type="SEQ_CLS", target_modules=_linear_suffixes(model), layers_to_transform=k)
+    return get_peft_model(model, config)
+
+
+def top_blocks_bottom(model, k):
+    config = LoraConfig(task_type="SEQ_CLS", target_modules=_linear_suffixes(model), layers_to_transform=list(range(k)))
+    return get_peft_model(model, config)
+
+
+def top_blocks_off_by_one(model, k):
+    blocks = model.config.num_hidden_layers
+    layers = list(range(blocks - k + 1, blocks))
+    return get_peft_model(
+        model, LoraConfig(task_type="SEQ_CLS", target_modules=_linear_suffixes(model), layers_to_transform=layers)
+    )
+
+
+def top_blocks_lesson_six(model, k):
+    config = LoraConfig(
+        task_type="SEQ_CLS", target_modules=_linear_suffixes(model), layers_to_transform=list(range(6 - k, 6))
+    )
+    return get_peft_model(model, config)
+
+
+def top_blocks_attention_only(model, k):
+    blocks = model.config.num_hidden_layers
+    config = LoraConfig(
+        task_type="SEQ_CLS",
+        target_modules=["query", "key", "value", "q_proj", "k_proj", "v_proj"],
+        layers_to_transform=list(range(blocks - k, blocks)),
+    )
+    return get_peft_model(model, config)
+
+
+def top_blocks_no_head(model, k):
+    blocks = model.config.num_hidden_layers
+    config = LoraConfig(target_modules=_linear_suffixes(model), layers_to_transform=list(range(blocks - k, blocks)))
+    return get_peft_model(model, config)
+
+
+def top_blocks_rank_four(model, k):
+    blocks = model.config.num_hidden_layers
+    config = LoraConfig(
+        task_type="SEQ_CLS",
+        r=4,
+        target_modules=_linear_suffixes(model),
+        layers_to_transform=list(range(blocks - k, blocks)),
+    )
+    return get_peft_model(model, config)
+
+
+def top_blocks_config_only(model, k):
+    blocks = model.config.num_hidden_layers
+    return LoraConfig(
+        task_type="SEQ_CLS", target_modules=_linear_suffixes(model), layers_to_transform=list(range(blocks - k, blocks))
+    )
 
 
 CORRECT = {
-    "q1": [PORTED, {**port_kwargs(OLD_CALL)[0], "seed": 7}],
-    "q2": [RecorderFromLogs, RecorderFromKwargs],
+    "q1": [targets_full_names, targets_by_type_name],
+    "q2": [top_blocks_regex, top_blocks_full_names],
 }
 
 MISTAKES = {
     "q1": [
-        (ported_with(warmup_steps=None, warmup_ratio=0.2), "has no such field"),
-        (ported_with(train_sampling_strategy=None, group_by_length=True), "train_sampling_strategy='group_by_length'"),
-        (ported_with(warmup_steps=4), "a float below 1 is a fraction"),
-        (ported_with(use_cpu=False), "use_cpu=True"),
-        (ported_with(optim=None), "optim='adafactor'"),
-        (ported_with(eval_strategy="epoch"), "eval_strategy"),
+        (targets_attention_only, "not only the attention's"),
+        (targets_bert_names, "a Llama's names are not a BERT's"),
+        (targets_with_every_head, "put an adapter on the head"),
+        (targets_bert_head_only_removed, "put an adapter on the head (score)"),
+        (targets_all_linear, "return a list of layer names"),
     ],
     "q2": [
-        (RecorderAsTheOldExample, "the Trainer never calls on_epoch_ended"),
-        (RecorderWithClassLists, "the lists belong to the class"),
-        (RecorderOfSteps, "append state.epoch"),
+        (top_blocks_int, "give layers_to_transform a list"),
+        (top_blocks_bottom, "Blocks count from 0"),
+        (top_blocks_off_by_one, "your adapter sits in blocks"),
+        (top_blocks_lesson_six, "check the block numbers: this model has"),
+        (top_blocks_attention_only, "have no adapter"),
+        (top_blocks_no_head, "the classification head is frozen"),
+        (top_blocks_rank_four, "asks for rank 8"),
+        (top_blocks_config_only, "return the model with its adapter"),
     ],
 }
 

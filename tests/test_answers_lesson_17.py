@@ -4,201 +4,120 @@ The answers are written here, not imported from the solutions."""
 
 from __future__ import annotations
 
-import numpy as np
-import torch
 from exercise_cases import answer_tests
-from torch.nn.utils.rnn import pad_sequence
+from transformers import TrainerCallback
+from transformers.trainer_utils import IntervalStrategy
 
-# ---- exercise 1 ---------------------------------------------------------------------------------------------------
+from helpers.old_arguments import port_kwargs
 
-
-def collate_with_pad_sequence(rows, pad_id, eos_id):
-    ids = [torch.tensor(r["prompt_ids"] + r["completion_ids"] + [eos_id]) for r in rows]
-    labels = [torch.tensor([-100] * len(r["prompt_ids"]) + r["completion_ids"] + [eos_id]) for r in rows]
-    input_ids = pad_sequence(ids, batch_first=True, padding_value=pad_id)
-    mask = pad_sequence([torch.ones_like(i) for i in ids], batch_first=True, padding_value=0)
-    return {"input_ids": input_ids, "attention_mask": mask, "labels": pad_sequence(labels, True, -100)}
-
-
-def collate_left_padded_to_eight(rows, pad_id, eos_id):
-    longest = max(len(r["prompt_ids"]) + len(r["completion_ids"]) + 1 for r in rows)
-    width = -(-longest // 8) * 8
-    batch = {"input_ids": [], "attention_mask": [], "labels": []}
-    for r in rows:
-        seq = r["prompt_ids"] + r["completion_ids"] + [eos_id]
-        fill = width - len(seq)
-        batch["input_ids"].append([pad_id] * fill + seq)
-        batch["attention_mask"].append([0] * fill + [1] * len(seq))
-        batch["labels"].append([-100] * (fill + len(r["prompt_ids"])) + r["completion_ids"] + [eos_id])
-    return {key: torch.tensor(value) for key, value in batch.items()}
-
-
-def collate_prompt_in_labels(rows, pad_id, eos_id):
-    batch = collate_with_pad_sequence(rows, pad_id, eos_id)
-    batch["labels"] = torch.where(batch["attention_mask"] == 1, batch["input_ids"], -100)
-    return batch
+OLD_CALL = {
+    "evaluation_strategy": "steps",
+    "eval_steps": 5,
+    "per_gpu_train_batch_size": 8,
+    "warmup_ratio": 0.2,
+    "no_cuda": True,
+    "group_by_length": True,
+    "adafactor": True,
+}
+PORTED = {
+    "optim": "adafactor",
+    "train_sampling_strategy": "group_by_length",
+    "use_cpu": True,
+    "warmup_steps": 0.2,
+    "per_device_train_batch_size": 8,
+    "eval_steps": 5,
+    "eval_strategy": IntervalStrategy.STEPS,
+}
 
 
-def collate_no_eos(rows, pad_id, eos_id):
-    ids = [torch.tensor(r["prompt_ids"] + r["completion_ids"]) for r in rows]
-    labels = [torch.tensor([-100] * len(r["prompt_ids"]) + r["completion_ids"]) for r in rows]
-    return {
-        "input_ids": pad_sequence(ids, batch_first=True, padding_value=pad_id),
-        "attention_mask": pad_sequence([torch.ones_like(i) for i in ids], batch_first=True),
-        "labels": pad_sequence(labels, batch_first=True, padding_value=-100),
-    }
+def ported_with(**changes):
+    """The ported answer with one learner's slip in it (a value changed, or a key put back as it was)."""
+    answer = {**PORTED, **changes}
+    return {key: value for key, value in answer.items() if value is not None}
 
 
-def collate_pad_labelled(rows, pad_id, eos_id):
-    batch = collate_with_pad_sequence(rows, pad_id, eos_id)
-    batch["labels"] = torch.where(batch["attention_mask"] == 1, batch["labels"], pad_id)
-    return batch
+class RecorderFromLogs(TrainerCallback):
+    """Reads eval_loss from the logs and the epoch from the state at each epoch's end."""
+
+    def __init__(self):
+        super().__init__()
+        self.epochs, self.eval_losses = [], []
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epochs += [float(state.epoch)]
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if "eval_loss" in logs:
+            self.eval_losses.append(logs["eval_loss"])
 
 
-def collate_zero_padding(rows, pad_id, eos_id):
-    return collate_with_pad_sequence(rows, 0, eos_id)
+class RecorderFromKwargs(TrainerCallback):
+    def __init__(self, *args, **kwargs):
+        self.epochs = list()
+        self.eval_losses = list()
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epochs.append(state.epoch)
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        self.eval_losses.append(kwargs["metrics"]["eval_loss"])
 
 
-# ---- exercise 2 ---------------------------------------------------------------------------------------------------
+class RecorderAsTheOldExample(TrainerCallback):
+    """The example script's method names, kept: neither is an event, so nothing is ever recorded."""
+
+    def __init__(self):
+        self.epochs, self.eval_losses = [], []
+
+    def on_epoch_ended(self, args, state, control, **kwargs):
+        self.epochs.append(state.epoch)
+
+    def on_evaluation(self, args, state, control, metrics=None, **kwargs):
+        self.eval_losses.append(metrics["eval_loss"])
 
 
-def exact_match_by_text(tokenizer):
-    def compute_metrics(prediction):
-        scores = []
-        for row, labels in zip(prediction.predictions, prediction.label_ids):
-            prompt_length = int(np.argmax(labels != -100))
-            tokens = row[(row != -100) & (row != tokenizer.pad_token_id)][prompt_length:].tolist()
-            if tokenizer.eos_token_id in tokens:
-                tokens = tokens[: tokens.index(tokenizer.eos_token_id)]
-            wanted = tokenizer.decode(labels[labels != -100], skip_special_tokens=True)
-            scores.append(tokenizer.decode(tokens).strip() == wanted.strip())
-        return {"exact_match": float(np.mean(scores))}
+class RecorderWithClassLists(TrainerCallback):
+    epochs: list = []  # noqa: RUF012 - the mistake under test
+    eval_losses: list = []  # noqa: RUF012
 
-    return compute_metrics
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epochs.append(state.epoch)
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.eval_losses.append(metrics["eval_loss"])
 
 
-def exact_match_by_ids(tokenizer):
-    pad = tokenizer.pad_token_id
+class RecorderOfSteps(TrainerCallback):
+    """Records the update count where the epoch was asked for."""
 
-    def compute_metrics(prediction):
-        right = 0
-        for row, labels in zip(prediction.predictions, prediction.label_ids):
-            completion = [t for t in labels if t != -100]
-            start = list(labels).index(completion[0])
-            body = [t for t in row if t not in (-100, pad)][start:]
-            right += body[: len(completion)] == completion
-        return {"exact_match": right / len(prediction.predictions)}
+    def __init__(self):
+        self.epochs, self.eval_losses = [], []
 
-    return compute_metrics
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self.epochs.append(state.global_step)
 
-
-def exact_match_prompt_kept(tokenizer):
-    def compute_metrics(prediction):
-        said = tokenizer.batch_decode(
-            np.where(prediction.predictions < 0, tokenizer.pad_token_id, prediction.predictions),
-            skip_special_tokens=True,
-        )
-        wanted = tokenizer.batch_decode(
-            np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids), skip_special_tokens=True
-        )
-        return {"exact_match": float(np.mean([s.strip() == w.strip() for s, w in zip(said, wanted)]))}
-
-    return compute_metrics
-
-
-def exact_match_no_stop(tokenizer):
-    def compute_metrics(prediction):
-        hits = []
-        for row, labels in zip(prediction.predictions, prediction.label_ids):
-            prompt_length = int(np.argmax(labels != -100))
-            tokens = row[(row != -100) & (row != tokenizer.pad_token_id)][prompt_length:]
-            said = tokenizer.decode(tokens, skip_special_tokens=True).strip()
-            hits.append(said == tokenizer.decode(labels[labels != -100], skip_special_tokens=True).strip())
-        return {"exact_match": float(np.mean(hits))}
-
-    return compute_metrics
-
-
-def exact_match_decodes_minus_100(tokenizer):
-    def compute_metrics(prediction):
-        said = tokenizer.batch_decode(prediction.predictions, skip_special_tokens=True)
-        return {"exact_match": float(len(said) > 0)}
-
-    return compute_metrics
-
-
-# ---- exercise 3 ---------------------------------------------------------------------------------------------------
-
-
-def reward_from_kwargs(completions, **kwargs):
-    out = []
-    for text, right in zip(completions, kwargs["answer"]):
-        text = text.strip()
-        if text == right.strip():
-            out.append(1.0)
-        elif text in "0123456789" and text:
-            out.append(0.2)
-        else:
-            out.append(0.0)
-    return out
-
-
-def reward_with_numpy(prompts, completions, answer, trainer_state, **rest):
-    said = np.array([c.strip() for c in completions])
-    right = np.array([a.strip() for a in answer])
-    single = np.array([len(s) == 1 and s.isdigit() for s in said])
-    return np.where(said == right, 1.0, np.where(single, 0.2, 0.0)).tolist()
-
-
-def reward_without_kwargs(completions, answer):
-    return [1.0 if c.strip() == a.strip() else 0.2 for c, a in zip(completions, answer)]
-
-
-def reward_reads_completion_column(completions, **kwargs):
-    return [1.0 if c.strip() == a.strip() else 0.0 for c, a in zip(completions, kwargs["completion"])]
-
-
-def reward_unstripped(completions, answer, **kwargs):
-    return [
-        1.0 if c == a.strip() else 0.2 if len(c.strip()) == 1 and c.strip().isdigit() else 0.0
-        for c, a in zip(completions, answer)
-    ]
-
-
-def reward_any_digit_start(completions, answer, **kwargs):
-    return [
-        1.0 if c.strip() == a.strip() else 0.2 if c.strip()[:1].isdigit() else 0.0 for c, a in zip(completions, answer)
-    ]
-
-
-def reward_mean(completions, answer, **kwargs):
-    return sum(c.strip() == a.strip() for c, a in zip(completions, answer)) / len(completions)
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        self.eval_losses.append(metrics["eval_loss"])
 
 
 CORRECT = {
-    "q1": [collate_with_pad_sequence, collate_left_padded_to_eight],
-    "q2": [exact_match_by_text, exact_match_by_ids],
-    "q3": [reward_from_kwargs, reward_with_numpy],
+    "q1": [PORTED, {**port_kwargs(OLD_CALL)[0], "seed": 7}],
+    "q2": [RecorderFromLogs, RecorderFromKwargs],
 }
 
 MISTAKES = {
     "q1": [
-        (collate_prompt_in_labels, "the prompt's labels must be -100"),
-        (collate_no_eos, "append it to the completion"),
-        (collate_pad_labelled, "the padding must have the label -100"),
-        (collate_zero_padding, "pad with pad_id"),
+        (ported_with(warmup_steps=None, warmup_ratio=0.2), "has no such field"),
+        (ported_with(train_sampling_strategy=None, group_by_length=True), "train_sampling_strategy='group_by_length'"),
+        (ported_with(warmup_steps=4), "a float below 1 is a fraction"),
+        (ported_with(use_cpu=False), "use_cpu=True"),
+        (ported_with(optim=None), "optim='adafactor'"),
+        (ported_with(eval_strategy="epoch"), "eval_strategy"),
     ],
     "q2": [
-        (exact_match_prompt_kept, "the prompt echoed back"),
-        (exact_match_no_stop, "stop each prediction at its first EOS"),
-        (exact_match_decodes_minus_100, "no tokenizer decodes -100"),
-    ],
-    "q3": [
-        (reward_without_kwargs, "take the ones you need by name and the rest with **kwargs"),
-        (reward_reads_completion_column, "The dataset's completion column is never passed"),
-        (reward_unstripped, "strip the spaces at either end"),
-        (reward_any_digit_start, "0.2 for a wrong single digit"),
-        (reward_mean, "return one reward per completion"),
+        (RecorderAsTheOldExample, "the Trainer never calls on_epoch_ended"),
+        (RecorderWithClassLists, "the lists belong to the class"),
+        (RecorderOfSteps, "append state.epoch"),
     ],
 }
 

@@ -91,7 +91,7 @@ def test_messages_name_what_the_installed_trainer_does(example_findings) -> None
 def test_each_kind_points_to_its_lesson_in_the_registry() -> None:
     numbers = {entry.number for entry in lessons()}
     expected = {
-        "renamed-argument": "16",
+        "renamed-argument": "17",
         "trainer-tokenizer": "01",
         "compute-loss-signature": "07",
         "training-step-signature": "08",
@@ -260,7 +260,7 @@ def test_cli_exit_codes_and_output(tmp_path, capsys) -> None:
     flagged = subprocess.run([*command, str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT)
     assert flagged.returncode == 1
     assert f"{EXAMPLE}:{_line_of('warmup_ratio=0.1,')}: TrainingArguments has no `warmup_ratio`" in flagged.stdout
-    assert "fix: warmup_steps=0.1" in flagged.stdout and "taught in: lesson 16" in flagged.stdout
+    assert "fix: warmup_steps=0.1" in flagged.stdout and "taught in: lesson 17" in flagged.stdout
     clean = tmp_path / "clean.py"
     clean.write_text("from transformers import TrainingArguments\nTrainingArguments(eval_strategy='steps')\n")
     assert check_old_code.main([str(clean)]) == 0

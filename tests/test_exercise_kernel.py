@@ -86,7 +86,7 @@ ANSWERS = {
         "def accumulation_plan(t, m):\n    micro = max(s for s in range(1, min(t, m) + 1) if t % s == 0)\n"
         "    return {'per_device_train_batch_size': micro, 'gradient_accumulation_steps': t // micro}",
     ),
-    "17": (
+    "18": (
         "q3",
         "def digit_reward(completions, answer, **kwargs):\n"
         "    return [1.0 if c.strip() == a.strip() else 0.2 if len(c.strip()) == 1 and c.strip().isdigit() else 0.0\n"

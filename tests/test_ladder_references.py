@@ -1,7 +1,7 @@
 """The release ladder's "Tested in lesson NN §N" references point at sections the notebooks have.
 
 Each probe (``tools/ladder/probes.py``) and each source claim (``tools/ladder/era.py``) names, in ``where``, the
-lesson sections that test its claim: parts such as ``02 §1``, ``16 §3 (fp16_backend, fp16_opt_level)`` or
+lesson sections that test its claim: parts such as ``02 §1``, ``17 §3 (fp16_backend, fp16_opt_level)`` or
 ``07 §5 (claim box)``, separated by ``"; "``. ``docs/ladder.md`` turns them into links. A lesson rewrite renumbers
 sections, so these tests read the notebooks (never run them) and fail when a part
 

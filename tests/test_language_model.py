@@ -1,4 +1,4 @@
-"""helpers.language_model (lesson 17's task, tokenizer, model and instrument) and lesson 17's exported code, run on
+"""helpers.language_model (lesson 18's task, tokenizer, model and instrument) and lesson 18's exported code, run on
 drawn cases: the collator against TRL's SFTTrainer, and GenerationTrainer's predictions against greedy generation."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_exact_match_and_baseline():
 def test_exact_match_curve_scores_at_start_and_every_k_steps(tokenizer, tmp_path):
     rows = max_digit_dataset(40, seed=5)
     curve = ExactMatchCurve(tokenizer, rows, every=2)
-    from helpers.lessons.lesson_17 import CompletionOnlyCollator
+    from helpers.lessons.lesson_18 import CompletionOnlyCollator
 
     args = TrainingArguments(
         str(tmp_path), max_steps=4, per_device_train_batch_size=8, report_to="none", remove_unused_columns=False
@@ -89,7 +89,7 @@ def test_exact_match_curve_scores_at_start_and_every_k_steps(tokenizer, tmp_path
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_lessons_collator_gives_sfttrainers_labels(tokenizer, tmp_path, seed):
-    from helpers.lessons.lesson_17 import CompletionOnlyCollator
+    from helpers.lessons.lesson_18 import CompletionOnlyCollator
 
     rows = max_digit_dataset(24, seed=100 + seed, digits=(1, 15))
     sft = SFTTrainer(
@@ -108,7 +108,7 @@ def test_the_lessons_collator_gives_sfttrainers_labels(tokenizer, tmp_path, seed
 
 
 def test_generation_trainer_predicts_what_greedy_generation_says(tokenizer, tmp_path):
-    from helpers.lessons.lesson_17 import CompletionOnlyCollator, GenerationTrainer
+    from helpers.lessons.lesson_18 import CompletionOnlyCollator, GenerationTrainer
 
     rows = max_digit_dataset(37, seed=9)  # 37: the last eval batch is short
     model = tiny_llama(tokenizer, seed=2, hidden=32, layers=1)

@@ -48,6 +48,19 @@ def tiny_model(seed: int = 0, layers: int = 2, vocab_size: int = 100, **config: 
         return BertForSequenceClassification(BertConfig(vocab_size=vocab_size, num_hidden_layers=layers, **settings))
 
 
+def tiny_llama(seed: int = 0, layers: int = 2) -> Any:
+    """A Llama sequence classifier (head ``score``), 32 wide, with random weights drawn under its own ``seed``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForSequenceClassification
+
+    sizes = dict(hidden_size=32, intermediate_size=64, num_attention_heads=2, num_key_value_heads=2)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return LlamaForSequenceClassification(
+            LlamaConfig(vocab_size=100, num_hidden_layers=layers, pad_token_id=0, num_labels=2, **sizes)
+        )
+
+
 @lru_cache(maxsize=8)
 def random_ids(rows: int = 64, length: int = 12, seed: int = 0) -> Any:
     """Token ids of one length (no padding needed), labels from the second token (about 30 % positive)."""

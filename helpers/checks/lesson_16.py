@@ -1,144 +1,162 @@
-"""Exercises of lesson 16 (old Trainer code on 5.x). Each check builds or trains a tiny Trainer with your answer."""
+"""Exercises of lesson 16 (choosing a LoRA adapter): target names read from a model, and an adapter on the top
+blocks only, each applied with ``get_peft_model`` to a BERT and a Llama classifier of the check's own sizes."""
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import math
 import random
-from collections.abc import Mapping
+import re
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
-from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.solutions import lesson_16 as solutions
 
-
-def _check_ported(settings: Any) -> None:
-    from transformers import TrainingArguments
-
-    from helpers.old_arguments import port_kwargs
-
-    if not isinstance(settings, Mapping):
-        raise Wrong(f"the answer should be a dict of TrainingArguments keywords, got {type(settings).__name__}.")
-    if "output_dir" in settings:
-        raise Wrong("leave output_dir out of your dict: the check chooses the folder.")
-    fields = {field.name for field in dataclasses.fields(TrainingArguments)}
-    old = sorted(name for name in settings if name not in fields)
-    if old:
-        ported = []
-        for name in old:
-            try:
-                new, _ = port_kwargs({name: settings[name]})
-            except ValueError:
-                ported.append(f"{name} (not an argument of any release: check the spelling)")
-                continue
-            ported.append(f"{name} -> {', '.join(f'{k}={v!r}' for k, v in new.items()) or 'delete it'}")
-        raise Wrong(
-            f"{', '.join(old)}: the installed TrainingArguments has no such field, and building it raises TypeError. "
-            f"What each became (section 1's map): {'; '.join(ported)}."
-        )
-    # A run length drawn when the check runs, so that a warmup written as a count for one length fails.
-    steps = random.Random(16).randint(11, 47)
-    trainer = fixtures.trainer(settings, fixed={"max_steps": steps}, eval_dataset=fixtures.random_ids(8, seed=3))
-    args = trainer.args
-    if args.eval_strategy != "steps" or args.eval_steps != 5:
-        raise Wrong(
-            f"the Trainer evaluates with eval_strategy={args.eval_strategy.value!r}, eval_steps={args.eval_steps}; "
-            "the old call evaluated every 5 updates. evaluation_strategy is called eval_strategy in 5.x."
-        )
-    if args.per_device_train_batch_size != 8:
-        raise Wrong(
-            f"per_device_train_batch_size is {args.per_device_train_batch_size}; the old call put 8 reviews per "
-            "device in a batch. per_gpu_train_batch_size was removed: per_device_train_batch_size carries it."
-        )
-    warmup, wanted = args.get_warmup_steps(steps), math.ceil(0.2 * steps)
-    if warmup != wanted:
-        raise Wrong(
-            f"on a run of {steps} updates your warmup lasts {warmup} updates, not {wanted} (20% of the run). "
-            "warmup_ratio was removed: pass the fraction as warmup_steps (a float below 1 is a fraction of the run)."
-        )
-    if settings.get("use_cpu") is not True:
-        raise Wrong("no_cuda=True kept the run on the CPU; its 5.x name is use_cpu=True.")
-    if args.train_sampling_strategy != "group_by_length":
-        raise Wrong(
-            f"train_sampling_strategy is {args.train_sampling_strategy!r}: batches are not grouped by length. "
-            "group_by_length=True is train_sampling_strategy='group_by_length' in 5.x."
-        )
-    with learner_code("creating the optimizer your keywords choose"):
-        optimizer = trainer.create_optimizer()
-    if type(optimizer).__name__ != "Adafactor":
-        raise Wrong(
-            f"the Trainer builds {type(optimizer).__name__}, not Adafactor. adafactor=True was removed: "
-            "optim='adafactor' chooses it."
-        )
+CASES_SEED = 1616  # the check draws its block counts from this seed each time it runs
+HEADS = {"BertForSequenceClassification": "classifier", "LlamaForSequenceClassification": "score"}
 
 
-def _check_epoch_recorder(answer: Any) -> None:
-    from transformers import TrainerCallback
+def models(seed: int = CASES_SEED) -> list[tuple[str, Any]]:
+    """The check's classifiers: a BERT and a Llama, their numbers of blocks drawn (3 to 5), never the lesson's 6."""
+    draw = random.Random(seed)
+    bert_layers, llama_layers = draw.randint(3, 5), draw.randint(3, 5)
+    return [
+        (f"a BERT of {bert_layers} blocks", fixtures.tiny_model(seed=seed, layers=bert_layers)),
+        (f"a Llama of {llama_layers} blocks", fixtures.tiny_llama(seed=seed, layers=llama_layers)),
+    ]
 
-    if not (inspect.isclass(answer) and issubclass(answer, TrainerCallback)):
-        raise Wrong(f"EpochRecorder should be a class that subclasses TrainerCallback, got {answer!r}.")
-    # The number of epochs is drawn when the check runs, so a list written out for one run fails.
-    epochs = random.Random(161).randint(2, 4)
-    with learner_code("creating EpochRecorder()"):
-        recorder = answer()
-    trainer = fixtures.trainer(
-        {},
-        fixed={"num_train_epochs": epochs, "eval_strategy": "epoch", "per_device_train_batch_size": 8},
-        train_dataset=fixtures.random_ids(24, seed=16),
-        eval_dataset=fixtures.random_ids(8, seed=17),
-        callbacks=[recorder],
-    )
-    fixtures.train(trainer, "training with your EpochRecorder")
-    wanted_epochs = [float(epoch) for epoch in range(1, epochs + 1)]
-    wanted_losses = [value for _, value in fixtures.log_entries(trainer, "eval_loss")]
-    seen_epochs, seen_losses = getattr(recorder, "epochs", None), getattr(recorder, "eval_losses", None)
-    if not isinstance(seen_epochs, list) or not isinstance(seen_losses, list):
-        raise Wrong("each instance needs two lists, `epochs` and `eval_losses` (create them in __init__).")
-    if seen_epochs != wanted_epochs:
-        raise Wrong(
-            f"after {epochs} epochs, self.epochs is {seen_epochs}, not {wanted_epochs}: append state.epoch once at "
-            "the end of each epoch, in on_epoch_end."
-        )
-    if len(seen_losses) != len(wanted_losses) or any(
-        not isinstance(mine, float) or abs(mine - true) > 1e-6 for mine, true in zip(seen_losses, wanted_losses)
-    ):
-        raise Wrong(
-            f"self.eval_losses is {seen_losses}; the {len(wanted_losses)} evaluations gave "
-            f"{[round(loss, 4) for loss in wanted_losses]}. Read eval_loss from the metrics keyword of on_evaluate."
-        )
-    with learner_code("creating a second EpochRecorder()"):
-        second = answer()
-    if getattr(second, "epochs", None) or getattr(second, "eval_losses", None):
-        raise Wrong(
-            "a new EpochRecorder already holds the first one's records: the lists belong to the class. "
-            "Create them in __init__ (self.epochs = []), so each instance has its own."
-        )
+
+def _head(model: Any) -> str:
+    return HEADS[type(model).__name__]
+
+
+def _linear_layers(model: Any) -> set[str]:
+    """The full names of the model's ``nn.Linear`` layers, its head left out."""
+    from torch import nn
+
+    head = _head(model)
+    return {name for name, module in model.named_modules() if isinstance(module, nn.Linear) and name != head}
+
+
+def _adapted(peft_model: Any) -> set[str]:
+    """The full names (in the base model) of the layers that carry a LoRA adapter."""
+    from peft.tuners.lora import LoraLayer
+
+    prefix = "base_model.model."
+    return {name.removeprefix(prefix) for name, module in peft_model.named_modules() if isinstance(module, LoraLayer)}
+
+
+def _block(name: str) -> int | None:
+    """The block number in a layer's full name (``...layer.3...`` or ``...layers.3...``), or None."""
+    found = re.search(r"\.layers?\.(\d+)\.", name)
+    return int(found.group(1)) if found else None
+
+
+def _describe(names: set[str]) -> str:
+    return ", ".join(sorted(names)[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
+def _check_targets(answer: Any) -> None:
+    from peft import LoraConfig, get_peft_model
+    from peft.tuners.tuners_utils import NoMatchingPeftModuleError
+
+    if not callable(answer):
+        raise Wrong("linear_targets should be a function of the model: def linear_targets(model): ...")
+    for label, model in models():
+        with learner_code(f"calling linear_targets on {label}"):
+            names = answer(model)
+        if not isinstance(names, (list, tuple, set, frozenset)) or not all(isinstance(n, str) for n in names):
+            raise Wrong(
+                f"linear_targets returned {names!r}; return a list of layer names (strings), such as "
+                "['query', 'value'] for a BERT: what you would pass as target_modules."
+            )
+        if not names:
+            raise Wrong(f"linear_targets returned no names for {label}: return the names of its linear layers.")
+        names, expected, head = list(names), _linear_layers(model), _head(model)
+        try:
+            with learner_code(f"applying LoraConfig(target_modules=your names) to {label}"):
+                adapted = _adapted(get_peft_model(model, LoraConfig(r=2, lora_alpha=4, target_modules=names)))
+        except Wrong as wrong:
+            if not isinstance(wrong.__cause__, NoMatchingPeftModuleError):
+                raise
+            raise Wrong(
+                f"on {label}, your names ({_describe(set(names))}) match no layer: read them from the model you "
+                "are given (a Llama's names are not a BERT's)."
+            ) from None
+        if head in adapted:
+            raise Wrong(
+                f"on {label}, your names put an adapter on the head ({head}): leave the head out (it trains in "
+                "full); its name differs from one architecture to the next."
+            )
+        if adapted != expected:
+            missing = expected - adapted
+            raise Wrong(
+                f"on {label}, your names leave {len(missing)} linear layers without an adapter ({_describe(missing)})"
+                ": read every nn.Linear from model.named_modules(), not only the attention's."
+            )
+
+
+def _check_top_blocks(answer: Any) -> None:
+    from peft import PeftModel
+
+    if not callable(answer):
+        raise Wrong("top_blocks_adapter should be a function: def top_blocks_adapter(model, k): ...")
+    draw = random.Random(CASES_SEED + 2)
+    for label, model in models(CASES_SEED + 1):
+        blocks = model.config.num_hidden_layers
+        expected_all = _linear_layers(model)
+        for k in sorted(draw.sample(range(1, blocks), 2)):
+            advice = f"If PEFT found nothing to adapt, check the block numbers: this model has {blocks}, from 0."
+            with learner_code(f"calling top_blocks_adapter({label}, k={k})", advice):
+                adapted_model = answer(type(model)(model.config), k)
+            if not isinstance(adapted_model, PeftModel):
+                raise Wrong(
+                    f"top_blocks_adapter returned {type(adapted_model).__name__}; return the model with its "
+                    "adapter, as get_peft_model(model, config) returns it."
+                )
+            adapted = _adapted(adapted_model)
+            wanted = {name for name in expected_all if (_block(name) or 0) >= blocks - k}
+            got_blocks = sorted({_block(name) for name in adapted} - {None})
+            if got_blocks != list(range(blocks - k, blocks)):
+                raise Wrong(
+                    f"on {label} with k={k}, your adapter sits in blocks {got_blocks}; the top {k} are "
+                    f"{list(range(blocks - k, blocks))}. Blocks count from 0: read their number from "
+                    "model.config.num_hidden_layers, and give layers_to_transform a list."
+                )
+            if adapted != wanted:
+                extra, missing = adapted - wanted, wanted - adapted
+                found = [f"your adapter also sits on {_describe(extra)}, outside the top blocks"] if extra else []
+                found += [f"these layers of the top blocks have no adapter: {_describe(missing)}"] if missing else []
+                raise Wrong(
+                    f"on {label} with k={k}, {'; '.join(found)}. The exercise asks for every linear layer of the "
+                    "top blocks, and nothing else."
+                )
+            ranks = {p.shape[0] for n, p in adapted_model.named_parameters() if ".lora_A." in n}
+            if ranks != {8}:
+                raise Wrong(f"your adapter has rank {sorted(ranks)}; the exercise asks for rank 8.")
+            head = getattr(adapted_model.get_base_model(), _head(model))
+            if not any(p.requires_grad for p in head.parameters()):
+                raise Wrong(
+                    "the classification head is frozen: it stays random. Tell PEFT that this is a sequence "
+                    "classifier (task_type), or name the head among the modules it trains in full."
+                )
 
 
 q1 = Exercise(
-    answer_name="ported_arguments",
-    checker=_check_ported,
-    hint_text=(
-        "Port each old keyword with section 1's map (or port_kwargs): evaluation_strategy is eval_strategy, "
-        "per_gpu_train_batch_size is per_device_train_batch_size, warmup_ratio is a fractional warmup_steps, "
-        "no_cuda is use_cpu, group_by_length=True is train_sampling_strategy='group_by_length', and adafactor=True "
-        "is optim='adafactor'."
-    ),
-    solution_obj=solutions.ported_arguments,
+    answer_name="linear_targets",
+    checker=_check_targets,
+    hint_text="Walk the model's modules with their names and keep those that are nn.Linear layers (the last part "
+    "of a name is enough: a target matches every path that ends with it); leave out the head, whose name differs "
+    "between architectures (BERT's classifier, Llama's score).",
+    solution_obj=solutions.linear_targets,
 )
 
 q2 = Exercise(
-    wrong_note=misspelled_events_note,
-    answer_name="EpochRecorder",
-    checker=_check_epoch_recorder,
-    hint_text=(
-        "The example's methods are not events: the end of an epoch is on_epoch_end, an evaluation is on_evaluate "
-        "(its metrics arrive as a keyword argument). Make both lists in __init__."
-    ),
-    solution_obj=solutions.EpochRecorder,
+    answer_name="top_blocks_adapter",
+    checker=_check_top_blocks,
+    hint_text="The model's config gives its number of blocks (num_hidden_layers), counted from 0; LoraConfig's "
+    "layers_to_transform takes a list of block numbers (an int is one block), and target_modules can stay "
+    "'every linear layer' (exercise 1). The sequence-classification task type keeps the head trainable.",
+    solution_obj=solutions.top_blocks_adapter,
 )
 
 bind_exercises(globals())

@@ -1,297 +1,144 @@
-"""Exercises of lesson 17 (language models in the Trainer): a completion-only collator judged by the batches it
-builds (and fed to a small Llama), an exact-match ``compute_metrics`` over generated ids in a real
-``EvalPrediction``, and a GRPO reward function called exactly as ``GRPOTrainer`` calls it."""
+"""Exercises of lesson 17 (old Trainer code on 5.x). Each check builds or trains a tiny Trainer with your answer."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 import random
+from collections.abc import Mapping
 from typing import Any
 
+from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.lesson_05 import misspelled_events_note
 from helpers.solutions import lesson_17 as solutions
 
-CASES_SEED = 1717  # the check draws its cases from this seed each time it runs, never the lesson's rows
 
+def _check_ported(settings: Any) -> None:
+    from transformers import TrainingArguments
 
-# ---- exercise 1: collate_completions(rows, pad_id, eos_id) -------------------------------------------------------
+    from helpers.old_arguments import port_kwargs
 
-
-def collator_cases(seed: int = CASES_SEED) -> list[tuple[list[dict[str, list[int]]], int, int]]:
-    """Three batches of tokenized rows with drawn pad and EOS ids (neither 0 nor 1, never a row's token)."""
-    draw = random.Random(seed)
-    cases = []
-    for size in (3, 5, 4):
-        pad_id, eos_id = draw.sample(range(40, 48), 2)
-        rows = [
-            {
-                "prompt_ids": [draw.randint(2, 39) for _ in range(draw.randint(2, 9))],
-                "completion_ids": [draw.randint(2, 39) for _ in range(draw.randint(1, 4))],
-            }
-            for _ in range(size)
-        ]
-        cases.append((rows, pad_id, eos_id))
-    return cases
-
-
-def _as_rows(batch: Any, key: str, size: int) -> list[list[int]]:
-    import torch
-
-    try:
-        value = batch[key]
-    except (KeyError, TypeError, IndexError):
-        raise Wrong(f"your batch has no {key!r}; return a dict with input_ids, attention_mask and labels.") from None
-    if not torch.is_tensor(value) or value.dim() != 2 or value.shape[0] != size:
-        raise Wrong(f"batch[{key!r}] should be a 2-D tensor with one row per example ({size}), got {value!r:.80}.")
-    return value.tolist()
-
-
-def _check_collator(answer: Any) -> None:
-    import torch
-
-    from helpers.language_model import tiny_llama
-
-    if not callable(answer):
-        raise Wrong("collate_completions should be a function: def collate_completions(rows, pad_id, eos_id): ...")
-    for rows, pad_id, eos_id in collator_cases():
-        with learner_code(f"calling collate_completions(rows, pad_id={pad_id}, eos_id={eos_id})"):
-            batch = answer([dict(row) for row in rows], pad_id, eos_id)
-        ids, mask, labels = (_as_rows(batch, key, len(rows)) for key in ("input_ids", "attention_mask", "labels"))
-        for row, row_ids, row_mask, row_labels in zip(rows, ids, mask, labels, strict=True):
-            prompt, answer_ids = row["prompt_ids"], row["completion_ids"]
-            kept = [i for i, bit in enumerate(row_mask) if bit == 1]
-            tokens = [row_ids[i] for i in kept]
-            if tokens == prompt + answer_ids:
-                raise Wrong(
-                    "your sequences end without eos_id: append it to the completion (the model learns to stop)."
-                )
-            if tokens != prompt + answer_ids + [eos_id]:
-                raise Wrong(
-                    "where attention_mask is 1, input_ids should be the prompt, the completion and eos_id; "
-                    f"got {tokens} for a row with prompt {prompt} and completion {answer_ids}."
-                )
-            if kept != list(range(kept[0], kept[0] + len(kept))):
-                raise Wrong("attention_mask must be 1 on the row's tokens, in one block, and 0 on the padding.")
-            padding = [i for i, bit in enumerate(row_mask) if bit != 1]
-            if any(row_ids[i] != pad_id for i in padding):
-                raise Wrong(f"pad with pad_id ({pad_id}): the padding holds {[row_ids[i] for i in padding]}.")
-            if any(row_labels[i] != -100 for i in padding):
-                raise Wrong("the padding must have the label -100 too: pad_id is a real token id the loss would learn.")
-            wanted = [-100] * len(prompt) + answer_ids + [eos_id]
-            got = [row_labels[i] for i in kept]
-            if got[: len(prompt)] != [-100] * len(prompt):
-                raise Wrong("the prompt's labels must be -100: the loss should train the completion only.")
-            if got != wanted:
-                shown = wanted[len(prompt) :], got[len(prompt) :]
-                raise Wrong(f"the labels of the completion and EOS should be their ids {shown[0]}, got {shown[1]}.")
-        with torch.random.fork_rng():  # the learner's random state stays as it was
-            model = tiny_llama(_VocabOf(48), seed=0, hidden=32, layers=1)
-        with torch.no_grad(), learner_code("running a small Llama on your batch"):
-            loss = model(**{key: batch[key] for key in ("input_ids", "attention_mask", "labels")}).loss
-        if not math.isfinite(float(loss)):
-            raise Wrong(f"a small Llama gives a loss of {float(loss)} on your batch; check the labels.")
-
-
-class _VocabOf:
-    """Just enough of a tokenizer for tiny_llama: a length and the special ids."""
-
-    def __init__(self, size: int) -> None:
-        self.size, self.pad_token_id, self.eos_token_id = size, None, None
-
-    def __len__(self) -> int:
-        return self.size
-
-
-# ---- exercise 2: make_exact_match(tokenizer) ---------------------------------------------------------------------
-
-
-def metric_tokenizer() -> Any:
-    """A tokenizer of the max-digit task whose pad and EOS are added tokens (ids no default has)."""
-    from helpers.language_model import max_digit_rows, train_tokenizer
-
-    tokenizer = train_tokenizer(max_digit_rows(300, seed=CASES_SEED, digits=(2, 6)))
-    tokenizer.add_special_tokens({"pad_token": "<fill>", "eos_token": "<stop>"})
-    return tokenizer
-
-
-def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any, float, dict[str, float]]]:
-    """Drawn evaluation sets as the Trainer hands them over: (predictions, labels, expected share, {mistake: share}).
-
-    Each prediction row: left padding, the prompt echoed back, the generated tokens (right, wrong, run on without
-    EOS, or right then EOS and more tokens), right padding; rows padded to one width with -100."""
-    import numpy as np
-
-    from helpers.language_model import max_digit_rows
-
-    draw = random.Random(seed)
-    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
-    cases = []
-    for size, count in ((9, 1), (12, 2), (7, 3)):
-        rows = max_digit_rows(size, seed=seed + count, digits=(2, 7))
-        predictions, labels, right = [], [], []
-        echo_kept, no_stop = [], []
-        for row in rows:
-            prompt = tokenizer(row["prompt"])["input_ids"]
-            answer = tokenizer(row["completion"])["input_ids"]
-            wrong = tokenizer(f" {(int(row['completion']) + draw.randint(1, 8)) % 10}")["input_ids"]
-            kind = draw.choice(["right", "right_then_more", "wrong", "run_on"])
-            generated = {
-                "right": answer + [eos, pad],
-                "right_then_more": answer + [eos] + wrong,
-                "wrong": wrong + [eos, pad],
-                "run_on": answer + wrong + wrong,
-            }[kind]
-            predictions.append([pad] * draw.randint(0, 3) + prompt + generated)
-            labels.append([-100] * len(prompt) + answer + [eos])
-            right.append(kind in ("right", "right_then_more"))
-            no_stop.append(kind == "right")
-            echo_kept.append(False)
-        width = max(map(len, predictions)) + draw.randint(0, 2)
-        label_width = max(map(len, labels)) + draw.randint(0, 2)
-        prediction_array = np.array([p + [-100] * (width - len(p)) for p in predictions])
-        label_array = np.array([lab + [-100] * (label_width - len(lab)) for lab in labels])
-        mistakes = {"prompt kept": sum(echo_kept) / size, "no stop at EOS": sum(no_stop) / size}
-        cases.append((prediction_array, label_array, sum(right) / size, mistakes))
-    return cases
-
-
-def _check_exact_match(answer: Any) -> None:
-    from transformers import EvalPrediction
-
-    if not callable(answer):
-        raise Wrong("make_exact_match should be a function of the tokenizer that returns your compute_metrics.")
-    tokenizer = metric_tokenizer()
-    with learner_code("calling make_exact_match(tokenizer)"):
-        compute_metrics = answer(tokenizer)
-    if not callable(compute_metrics):
-        raise Wrong("make_exact_match(tokenizer) should return a function: the compute_metrics the Trainer calls.")
-    for predictions, labels, expected, mistakes in metric_cases(tokenizer):
-        with learner_code(
-            "calling your compute_metrics",
-            "The predictions hold -100 where the Trainer padded the rows to one width: no tokenizer decodes -100.",
-        ):
-            result = compute_metrics(EvalPrediction(predictions=predictions.copy(), label_ids=labels.copy()))
-        if not isinstance(result, dict) or "exact_match" not in result:
-            raise Wrong(f"compute_metrics should return a dict with the key 'exact_match', got {result!r:.80}.")
-        try:
-            value = float(result["exact_match"])
-        except (TypeError, ValueError):
-            raise Wrong(f"exact_match should be a number, got {result['exact_match']!r:.60}.") from None
-        if abs(value - expected) < 1e-9:
-            continue
-        if abs(value - mistakes["prompt kept"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: each prediction begins with the prompt echoed "
-                "back; cut it off (its length is the number of -100 labels before the completion)."
-            )
-        if abs(value - mistakes["no stop at EOS"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: stop each prediction at its first EOS; "
-                "what comes after it is not part of the answer."
-            )
+    if not isinstance(settings, Mapping):
+        raise Wrong(f"the answer should be a dict of TrainingArguments keywords, got {type(settings).__name__}.")
+    if "output_dir" in settings:
+        raise Wrong("leave output_dir out of your dict: the check chooses the folder.")
+    fields = {field.name for field in dataclasses.fields(TrainingArguments)}
+    old = sorted(name for name in settings if name not in fields)
+    if old:
+        ported = []
+        for name in old:
+            try:
+                new, _ = port_kwargs({name: settings[name]})
+            except ValueError:
+                ported.append(f"{name} (not an argument of any release: check the spelling)")
+                continue
+            ported.append(f"{name} -> {', '.join(f'{k}={v!r}' for k, v in new.items()) or 'delete it'}")
         raise Wrong(
-            f"exact match {value:.3f}, expected {expected:.3f}: compare the generated tokens after the prompt, "
-            "up to the first EOS, with the labels that are not -100 (without their EOS), skipping the padding."
+            f"{', '.join(old)}: the installed TrainingArguments has no such field, and building it raises TypeError. "
+            f"What each became (section 1's map): {'; '.join(ported)}."
+        )
+    # A run length drawn when the check runs, so that a warmup written as a count for one length fails.
+    steps = random.Random(16).randint(11, 47)
+    trainer = fixtures.trainer(settings, fixed={"max_steps": steps}, eval_dataset=fixtures.random_ids(8, seed=3))
+    args = trainer.args
+    if args.eval_strategy != "steps" or args.eval_steps != 5:
+        raise Wrong(
+            f"the Trainer evaluates with eval_strategy={args.eval_strategy.value!r}, eval_steps={args.eval_steps}; "
+            "the old call evaluated every 5 updates. evaluation_strategy is called eval_strategy in 5.x."
+        )
+    if args.per_device_train_batch_size != 8:
+        raise Wrong(
+            f"per_device_train_batch_size is {args.per_device_train_batch_size}; the old call put 8 reviews per "
+            "device in a batch. per_gpu_train_batch_size was removed: per_device_train_batch_size carries it."
+        )
+    warmup, wanted = args.get_warmup_steps(steps), math.ceil(0.2 * steps)
+    if warmup != wanted:
+        raise Wrong(
+            f"on a run of {steps} updates your warmup lasts {warmup} updates, not {wanted} (20% of the run). "
+            "warmup_ratio was removed: pass the fraction as warmup_steps (a float below 1 is a fraction of the run)."
+        )
+    if settings.get("use_cpu") is not True:
+        raise Wrong("no_cuda=True kept the run on the CPU; its 5.x name is use_cpu=True.")
+    if args.train_sampling_strategy != "group_by_length":
+        raise Wrong(
+            f"train_sampling_strategy is {args.train_sampling_strategy!r}: batches are not grouped by length. "
+            "group_by_length=True is train_sampling_strategy='group_by_length' in 5.x."
+        )
+    with learner_code("creating the optimizer your keywords choose"):
+        optimizer = trainer.create_optimizer()
+    if type(optimizer).__name__ != "Adafactor":
+        raise Wrong(
+            f"the Trainer builds {type(optimizer).__name__}, not Adafactor. adafactor=True was removed: "
+            "optim='adafactor' chooses it."
         )
 
 
-# ---- exercise 3: digit_reward(completions, **kwargs) -------------------------------------------------------------
+def _check_epoch_recorder(answer: Any) -> None:
+    from transformers import TrainerCallback
 
-
-def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
-    """The keyword arguments of one GRPOTrainer call (with a drawn extra dataset column) and the rewards expected."""
-    from transformers import TrainerState
-
-    draw = random.Random(seed)
-    prompts, completions, answers, expected = [], [], [], []
-    kinds = ["right", "right_spaced", "wrong_digit", "two_digits", "empty", "word", "digit_then_text"] * 2
-    draw.shuffle(kinds)
-    for kind in kinds:
-        values = [draw.randint(0, 9) for _ in range(draw.randint(3, 8))]
-        best = max(values)
-        other = (best + draw.randint(1, 9)) % 10
-        completion, value = {
-            "right": (str(best), 1.0),
-            "right_spaced": (f" {best} \n", 1.0),
-            "wrong_digit": (f" {other}", 0.2),
-            "two_digits": (f" {best}{other}", 0.0),
-            "empty": ("", 0.0),
-            "word": (" nine", 0.0),
-            "digit_then_text": (f" {best} is", 0.0),
-        }[kind]
-        prompts.append("max " + " ".join(map(str, values)) + " =")
-        completions.append(completion)
-        answers.append(f" {best}")
-        expected.append(value)
-    kwargs = {
-        "prompts": prompts,
-        "completions": completions,
-        "completion_ids": [[draw.randint(2, 30)] for _ in completions],
-        "answer": answers,
-        "source_row": list(range(len(completions))),
-        "trainer_state": TrainerState(global_step=draw.randint(1, 50)),
-        "log_extra": lambda *args, **kw: None,
-        "log_metric": lambda *args, **kw: None,
-    }
-    return kwargs, expected
-
-
-def _check_reward(answer: Any) -> None:
-    if not callable(answer):
-        raise Wrong("digit_reward should be a function: def digit_reward(completions, **kwargs): ...")
-    kwargs, expected = reward_cases()
-    with learner_code(
-        "GRPOTrainer called digit_reward(prompts=..., completions=..., completion_ids=..., answer=..., "
-        "source_row=..., trainer_state=..., log_extra=..., log_metric=...)",
-        "GRPOTrainer passes these keyword arguments to every reward function: take the ones you need by name and "
-        "the rest with **kwargs. The dataset's completion column is never passed; the right digit is in 'answer'.",
-    ):
-        rewards = answer(**kwargs)
-    try:
-        rewards = [float(value) for value in rewards]
-    except TypeError:
+    if not (inspect.isclass(answer) and issubclass(answer, TrainerCallback)):
+        raise Wrong(f"EpochRecorder should be a class that subclasses TrainerCallback, got {answer!r}.")
+    # The number of epochs is drawn when the check runs, so a list written out for one run fails.
+    epochs = random.Random(161).randint(2, 4)
+    with learner_code("creating EpochRecorder()"):
+        recorder = answer()
+    trainer = fixtures.trainer(
+        {},
+        fixed={"num_train_epochs": epochs, "eval_strategy": "epoch", "per_device_train_batch_size": 8},
+        train_dataset=fixtures.random_ids(24, seed=16),
+        eval_dataset=fixtures.random_ids(8, seed=17),
+        callbacks=[recorder],
+    )
+    fixtures.train(trainer, "training with your EpochRecorder")
+    wanted_epochs = [float(epoch) for epoch in range(1, epochs + 1)]
+    wanted_losses = [value for _, value in fixtures.log_entries(trainer, "eval_loss")]
+    seen_epochs, seen_losses = getattr(recorder, "epochs", None), getattr(recorder, "eval_losses", None)
+    if not isinstance(seen_epochs, list) or not isinstance(seen_losses, list):
+        raise Wrong("each instance needs two lists, `epochs` and `eval_losses` (create them in __init__).")
+    if seen_epochs != wanted_epochs:
         raise Wrong(
-            f"return one reward per completion (a list of {len(expected)} numbers), got {rewards!r:.60}."
-        ) from None
-    if len(rewards) != len(expected):
-        raise Wrong(f"return one reward per completion: {len(expected)} completions, {len(rewards)} rewards.")
-    for completion, want, got, value in zip(kwargs["completions"], kwargs["answer"], rewards, expected, strict=True):
-        if abs(got - value) > 1e-9:
-            if value == 1.0 and completion != completion.strip():
-                raise Wrong(
-                    f"{completion!r} (answer {want!r}) got {got}: strip the spaces at either end before comparing."
-                )
-            raise Wrong(
-                f"{completion!r} (answer {want!r}) got {got}, expected {value}: 1.0 for the right digit, 0.2 for a "
-                "wrong single digit, 0.0 for anything else (two digits, a word, nothing)."
-            )
+            f"after {epochs} epochs, self.epochs is {seen_epochs}, not {wanted_epochs}: append state.epoch once at "
+            "the end of each epoch, in on_epoch_end."
+        )
+    if len(seen_losses) != len(wanted_losses) or any(
+        not isinstance(mine, float) or abs(mine - true) > 1e-6 for mine, true in zip(seen_losses, wanted_losses)
+    ):
+        raise Wrong(
+            f"self.eval_losses is {seen_losses}; the {len(wanted_losses)} evaluations gave "
+            f"{[round(loss, 4) for loss in wanted_losses]}. Read eval_loss from the metrics keyword of on_evaluate."
+        )
+    with learner_code("creating a second EpochRecorder()"):
+        second = answer()
+    if getattr(second, "epochs", None) or getattr(second, "eval_losses", None):
+        raise Wrong(
+            "a new EpochRecorder already holds the first one's records: the lists belong to the class. "
+            "Create them in __init__ (self.epochs = []), so each instance has its own."
+        )
 
 
 q1 = Exercise(
-    answer_name="collate_completions",
-    checker=_check_collator,
-    hint_text="Each row's tokens are the prompt, the completion and eos_id; its labels are the same tokens with "
-    "the prompt's positions set to -100. Pad every row to the longest with pad_id, attention_mask 0 and label -100 "
-    "on the padding; return torch tensors.",
-    solution_obj=solutions.collate_completions,
+    answer_name="ported_arguments",
+    checker=_check_ported,
+    hint_text=(
+        "Port each old keyword with section 1's map (or port_kwargs): evaluation_strategy is eval_strategy, "
+        "per_gpu_train_batch_size is per_device_train_batch_size, warmup_ratio is a fractional warmup_steps, "
+        "no_cuda is use_cpu, group_by_length=True is train_sampling_strategy='group_by_length', and adafactor=True "
+        "is optim='adafactor'."
+    ),
+    solution_obj=solutions.ported_arguments,
 )
 
 q2 = Exercise(
-    answer_name="make_exact_match",
-    checker=_check_exact_match,
-    hint_text="Per row: the prompt's length is the number of -100 labels before the completion; drop the leading "
-    "pad tokens and -100s of the prediction, then that many prompt tokens, then cut at the first EOS. Compare with "
-    "the labels that are not -100, without their EOS.",
-    solution_obj=solutions.make_exact_match,
-)
-
-q3 = Exercise(
-    answer_name="digit_reward",
-    checker=_check_reward,
-    hint_text="GRPOTrainer passes the dataset's other columns by name: take answer and collect the rest with "
-    "**kwargs. Return one float per completion: compare both texts without their surrounding spaces; a wrong answer "
-    "that is a single digit (str.isdigit, length 1) gets 0.2.",
-    solution_obj=solutions.digit_reward,
+    wrong_note=misspelled_events_note,
+    answer_name="EpochRecorder",
+    checker=_check_epoch_recorder,
+    hint_text=(
+        "The example's methods are not events: the end of an epoch is on_epoch_end, an evaluation is on_evaluate "
+        "(its metrics arrive as a keyword argument). Make both lists in __init__."
+    ),
+    solution_obj=solutions.EpochRecorder,
 )
 
 bind_exercises(globals())

@@ -1,31 +1,27 @@
-"""Reference solutions for lesson 16's exercises (old Trainer code on 5.x)."""
+"""Reference solutions for the exercises of lesson 16."""
 
 from __future__ import annotations
 
-from transformers import TrainerCallback
+from typing import Any
 
-# Exercise 1: the old call, ported to the installed TrainingArguments (output_dir left out).
-ported_arguments = {
-    "eval_strategy": "steps",
-    "eval_steps": 5,
-    "per_device_train_batch_size": 8,
-    "warmup_steps": 0.2,
-    "use_cpu": True,
-    "train_sampling_strategy": "group_by_length",
-    "optim": "adafactor",
-}
+from peft import LoraConfig, get_peft_model
+from torch import nn
 
 
-# Exercise 2: the example's EpochReport, with real event names, keeping what it saw.
-class EpochRecorder(TrainerCallback):
-    """The epoch at the end of each epoch, and the eval_loss of each evaluation."""
+def linear_targets(model: Any) -> list[str]:
+    """The last part of the name of every ``nn.Linear`` layer of ``model`` but its head (``classifier``, ``score``)."""
+    linear = [name for name, module in model.named_modules() if isinstance(module, nn.Linear)]
+    return sorted({name.rsplit(".", 1)[-1] for name in linear if name not in ("classifier", "score")})
 
-    def __init__(self) -> None:
-        self.epochs: list[float] = []
-        self.eval_losses: list[float] = []
 
-    def on_epoch_end(self, args, state, control, **kwargs):
-        self.epochs.append(state.epoch)
-
-    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
-        self.eval_losses.append(metrics["eval_loss"])
+def top_blocks_adapter(model: Any, k: int) -> Any:
+    """``model`` with a LoRA adapter of rank 8 on every linear layer of its top ``k`` blocks; the head in full."""
+    blocks = model.config.num_hidden_layers
+    config = LoraConfig(
+        task_type="SEQ_CLS",
+        r=8,
+        lora_alpha=16,
+        target_modules=linear_targets(model),
+        layers_to_transform=list(range(blocks - k, blocks)),
+    )
+    return get_peft_model(model, config)

@@ -555,21 +555,21 @@ def _argument_probe(name: str, value, where: str, source: str = "Convenient-Trai
         return accepts_argument(name, value)
 
 
-_argument_probe("evaluation_strategy", "steps", "16 §1")
-_argument_probe("warmup_ratio", 0.1, "03 §4; 16 §1")
-_argument_probe("overwrite_output_dir", True, "16 §1")
+_argument_probe("evaluation_strategy", "steps", "17 §1")
+_argument_probe("warmup_ratio", 0.1, "03 §4; 17 §1")
+_argument_probe("overwrite_output_dir", True, "17 §1")
 _argument_probe("group_by_length", True, "02 §6; 09 §2")
-_argument_probe("no_cuda", True, "16 §1")
-_argument_probe("logging_dir", "logs", "16 §1")
-_argument_probe("fp16_backend", "auto", "16 §3 (fp16_backend, fp16_opt_level)")
-_argument_probe("fp16_opt_level", "O1", "16 §3 (fp16_backend, fp16_opt_level)")
-_argument_probe("per_gpu_train_batch_size", 4, "16 §1; 10 §1")
-_argument_probe("include_inputs_for_metrics", True, "16 §1", source="course")
+_argument_probe("no_cuda", True, "17 §1")
+_argument_probe("logging_dir", "logs", "17 §1")
+_argument_probe("fp16_backend", "auto", "17 §3 (fp16_backend, fp16_opt_level)")
+_argument_probe("fp16_opt_level", "O1", "17 §3 (fp16_backend, fp16_opt_level)")
+_argument_probe("per_gpu_train_batch_size", 4, "17 §1; 10 §1")
+_argument_probe("include_inputs_for_metrics", True, "17 §1", source="course")
 # The names that replace them: from which release on can ported code use them?
-_argument_probe("eval_strategy", "steps", "16 §1", source="course")
-_argument_probe("use_cpu", True, "16 §1", source="course")
+_argument_probe("eval_strategy", "steps", "17 §1", source="course")
+_argument_probe("use_cpu", True, "17 §1", source="course")
 _argument_probe("train_sampling_strategy", "group_by_length", "02 §6; 09 §2", source="course")
-_argument_probe("include_for_metrics", ["inputs"], "16 §1; 04 §1", source="course")
+_argument_probe("include_for_metrics", ["inputs"], "17 §1; 04 §1", source="course")
 
 
 def _value_probe(name: str, value: str, where: str) -> None:
@@ -583,8 +583,8 @@ def _value_probe(name: str, value: str, where: str) -> None:
             return False, f"ValueError: {_line(error)}"
 
 
-_value_probe("optim", "adamw_hf", "16 §1")
-_value_probe("optim", "adamw_apex_fused", "16 §1")
+_value_probe("optim", "adamw_hf", "17 §1")
+_value_probe("optim", "adamw_apex_fused", "17 §1")
 
 
 @probe(
@@ -623,7 +623,7 @@ def warmup_steps_takes_a_fraction():
     "report_to_defaults_to_all",
     "`report_to` defaults to all installed integrations (so TensorBoardCallback is added when tensorboard is there).",
     "Convenient-Trainer guide; Callbacks notes",
-    "16 §3 (defaults); 05 §5 (default callbacks)",
+    "17 §3 (defaults); 05 §5 (default callbacks)",
 )
 def report_to_defaults_to_all():
     import transformers.integrations as integrations
@@ -645,7 +645,7 @@ def report_to_defaults_to_all():
     "skip_memory_metrics_defaults_to_false",
     "`skip_memory_metrics` defaults to False.",
     "Convenient-Trainer guide",
-    "16 §3 (defaults)",
+    "17 §3 (defaults)",
 )
 def skip_memory_metrics_defaults_to_false():
     from transformers import TrainingArguments
@@ -658,7 +658,7 @@ def skip_memory_metrics_defaults_to_false():
     "default_optimizer_is_adamw",
     "The default optimizer is AdamW.",
     "Convenient-Trainer guide",
-    "16 §3 (defaults); 02 §2",
+    "17 §3 (defaults); 02 §2",
 )
 def default_optimizer_is_adamw():
     from transformers import TrainingArguments
@@ -946,7 +946,7 @@ def linear_schedule_keeps_a_floor():
     "overwrite_output_dir_false_resumes",
     "With `overwrite_output_dir=False` (or True), a Trainer whose `output_dir` holds a checkpoint resumes from it.",
     "Convenient-Trainer guide",
-    "16 §3",
+    "17 §3",
 )
 def overwrite_output_dir_false_resumes():
     folder = "resume"
@@ -974,7 +974,7 @@ def overwrite_output_dir_false_resumes():
     "ignore_data_skip_resumes_at_the_interrupted_batch",
     "With `ignore_data_skip=True`, a resumed run continues from the batch where the first run was interrupted.",
     "Convenient-Trainer guide",
-    "11 §3; 16 §3",
+    "11 §3; 17 §3",
 )
 def ignore_data_skip_resumes_at_the_interrupted_batch():
     from transformers import Trainer
