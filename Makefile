@@ -101,6 +101,7 @@ $(BOOK_STAMP): $(STAMP) requirements-book.txt
 	touch $(BOOK_STAMP)
 
 book: $(BOOK_STAMP)
+	rm -rf $(BOOK_OUT)  # pages of a renamed or removed lesson must not linger
 	$(OFFLINE) $(PY) -m sphinx -W --keep-going -q -E -b html -c docs/book -d _build/doctrees . $(BOOK_OUT)
 	@echo "The book: $(CURDIR)/$(BOOK_OUT)/index.html"
 	@echo "Search needs HTTP: $(PY) -m http.server -b 127.0.0.1 -d $(BOOK_OUT) 8000, then open http://127.0.0.1:8000/"
