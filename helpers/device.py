@@ -241,6 +241,7 @@ def versions() -> dict[str, str]:
         "scikit-learn",
         "optuna",
         "peft",
+        "schedulefree",
         "matplotlib",
         "numpy",
         "safetensors",

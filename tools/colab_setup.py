@@ -54,6 +54,7 @@ IMPORT_NAMES = {
     "huggingface-hub": "huggingface_hub",
     "optuna": "optuna",
     "peft": "peft",
+    "schedulefree": "schedulefree",
 }
 
 
