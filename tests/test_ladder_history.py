@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.ladder.history import field_defaults, fields_set, history_versions, read_history, read_release
+from helpers.release_facts import field_defaults, fields_set
+from tools.ladder.history import history_versions, read_history, read_release
 from tools.ladder.rungs import LadderError
 
 ARGUMENTS = """

@@ -20,7 +20,7 @@ from .installed import (
 from .ladder_results import _ladder_old_fields, ladder_history, ladder_removal
 from .library_calls import _instance_attributes
 from .resolve import _Arguments, _arguments
-from .scopes import _parser_classes
+from .scopes import _is_self_args, _parser_classes
 from .syntax import _declared_default, _dict_items, _field_value, _is_name, _statements
 from .trl_history import TRL_OLD_RELEASE, TRL_REMOVED_FIELDS, TRL_RENAMED
 from .values import ValueChecks
@@ -128,6 +128,7 @@ class ArgumentChecks(ValueChecks):
         for keyword, holder in self._keywords(node):
             if keyword.arg in arguments.fields:
                 self._choice(keyword.arg, keyword.value, arguments.name)
+                self._changed_keyword(keyword.arg, keyword.value, arguments.name)
                 continue
             shared = holder is not None and holder.startswith("self.")  # filled by methods that may not all run
             if (not arguments.closed or shared) and not _is_old_argument(keyword.arg):
@@ -214,6 +215,8 @@ class ArgumentChecks(ValueChecks):
         name = node.attr
         if name in arguments.fields or hasattr(arguments.root, name) or not _is_old_argument(name):
             return
+        if _is_self_args(node.value) and self._foreign_args():
+            return  # self.args of a class from elsewhere that declares fields no release had: it may declare this
         if name in _instance_attributes(arguments.root):
             return  # no longer a field, but the installed class still sets it on the instance (``_n_gpu``)
         fate = _old_fate(name)

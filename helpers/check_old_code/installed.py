@@ -13,7 +13,7 @@ import warnings
 from functools import cache
 from typing import Any
 
-from helpers.release_facts import argument_choices, describe
+from helpers.release_facts import argument_choices, describe, fields_set
 
 from .syntax import _statements
 
@@ -111,6 +111,55 @@ def _field_default(name: str) -> Any:
     for item in dataclasses.fields(TrainingArguments):
         if item.name == name and item.default is not dataclasses.MISSING:
             return item.default
+    return None
+
+
+@cache
+def installed_fields_set() -> frozenset[str]:
+    """The fields the installed ``TrainingArguments`` assigns itself after parsing (read from its source)."""
+    import transformers.training_args as module
+
+    return frozenset(fields_set(inspect.getsource(module)))
+
+
+@cache
+def _default_arguments() -> Any:
+    """An installed ``TrainingArguments`` built with nothing but an output folder: what each field holds when a
+    script does not give it."""
+    import tempfile
+
+    from transformers import TrainingArguments
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TrainingArguments(output_dir=folder)
+
+
+def installed_value(name: str) -> Any:
+    """What the field ``name`` holds on an installed ``TrainingArguments`` built with defaults (after
+    ``__post_init__``)."""
+    return getattr(_default_arguments(), name, None)
+
+
+@cache
+def installed_refusal(name: str, value: Any) -> str | None:
+    """The error the installed release raises when ``TrainingArguments(name=value)`` reaches the Trainer: the
+    arguments are built, then, for ``report_to``, the Trainer's own lookup of the reporting integrations runs (as
+    ``Trainer.__init__`` does). ``None`` when the value is taken."""
+    import tempfile
+
+    from transformers import TrainingArguments
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            arguments = TrainingArguments(output_dir=folder, **{name: value})
+            if name == "report_to":
+                from transformers.integrations import get_reporting_integration_callbacks
+
+                get_reporting_integration_callbacks(arguments.report_to)
+        except (ValueError, TypeError) as error:
+            return f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
     return None
 
 

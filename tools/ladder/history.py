@@ -23,55 +23,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.release_facts import self_call_sites
+from helpers.release_facts import class_named, field_defaults, fields_set, self_call_sites
 from tools.ladder.era import wheel, wheel_text
 from tools.ladder.rungs import RELEASES, ROOT, LadderError, version_key
 
 HISTORY = ROOT / "docs" / "ladder" / "history.json"
 FIRST_MINOR = 4  # transformers 4.0 is where the history starts; the ladder's oldest rung is where it ends
-
-
-def _class(tree: ast.Module, name: str) -> ast.ClassDef:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    raise LadderError(f"no class {name} in the release's source")
-
-
-def field_defaults(source: str) -> dict[str, str]:
-    """``TrainingArguments``'s fields and their defaults, as written: ``field(default=X)`` or ``= X`` gives X's
-    source text; ``default_factory`` gives ``"<factory>"``; a field without a default gives ``"<required>"``."""
-    defaults = {}
-    for item in _class(ast.parse(source), "TrainingArguments").body:
-        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
-            continue
-        value = item.value
-        if value is None:
-            defaults[item.target.id] = "<required>"
-        elif isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
-            keywords = {k.arg: k.value for k in value.keywords}
-            if "default" in keywords:
-                defaults[item.target.id] = ast.unparse(keywords["default"])
-            else:
-                defaults[item.target.id] = "<factory>" if "default_factory" in keywords else "<required>"
-        else:
-            defaults[item.target.id] = ast.unparse(value)
-    return defaults
-
-
-def fields_set(source: str) -> list[str]:
-    """The ``TrainingArguments`` fields that the class's own methods assign to ``self``: sorted, once each."""
-    cls = _class(ast.parse(source), "TrainingArguments")
-    fields = {i.target.id for i in cls.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)}
-    names = set()
-    for node in ast.walk(cls):
-        targets = (
-            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
-        )
-        for target in targets:
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                names.add(target.attr)
-    return sorted(names & fields)
 
 
 def _described(arguments: ast.arguments) -> list[str]:
@@ -94,7 +51,7 @@ def trainer_methods(source: str) -> dict[str, list[str]]:
     """The parameters of each method of ``Trainer``, by name."""
     return {
         item.name: _described(item.args)
-        for item in _class(ast.parse(source), "Trainer").body
+        for item in class_named(ast.parse(source), "Trainer").body
         if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
     }
 
@@ -105,7 +62,7 @@ def read_release(read) -> dict:
     return {
         "training_argument_defaults": field_defaults(arguments),
         "training_arguments_set": fields_set(arguments),
-        "trainer_call_sites": self_call_sites(_class(ast.parse(trainer), "Trainer")),
+        "trainer_call_sites": self_call_sites(class_named(ast.parse(trainer), "Trainer")),
         "trainer_methods": trainer_methods(trainer),
     }
 

@@ -1,0 +1,189 @@
+"""``helpers.check_old_code`` on code whose names still exist but whose meaning changed (issue 61): values
+(``report_to=None``, ``args.local_rank == 0``, ``len(args.fsdp)``), hooks the installed Trainer never calls, a
+file's own ``self.`` calls of inherited methods, changes older than the ladder (read from the 4.x wheels), and
+errors swallowed by ``except Exception``. Each family has a trap and correct code that is left alone.
+"""
+
+from __future__ import annotations
+
+from helpers.check_old_code import check_source
+from helpers.check_old_code.ladder_results import history, old_default, old_releases_setting
+
+
+def _kinds(source: str) -> list[tuple[int, str]]:
+    return sorted((finding.line, finding.kind) for finding in check_source(source))
+
+
+def _messages(source: str) -> dict[int, str]:
+    return {finding.line: f"{finding.message}\n{finding.fix}" for finding in check_source(source)}
+
+
+def test_the_history_before_the_ladder_is_read_from_the_wheels() -> None:
+    assert history()["releases"][0].startswith("4.0.")
+    assert old_default("report_to") == ("None", history()["releases"][-1])
+    assert old_default("fsdp")[0] == "''"
+    assert "4.10.3" in old_releases_setting("local_rank")
+
+
+# -- values whose meaning changed ----------------------------------------------------------------------------------
+def test_report_to_none_is_refused_now_and_none_as_a_string_is_not() -> None:
+    source = """
+from transformers import TrainingArguments
+
+def build(config):
+    TrainingArguments("out", report_to=None)
+    TrainingArguments("out", report_to=["wandb"] if config.wandb else None)
+    TrainingArguments("out", report_to="none")
+    TrainingArguments("out", report_to=["tensorboard"] if config.tb else "none")
+"""
+    assert _kinds(source) == [(5, "changed-value"), (6, "changed-value")]
+    message = _messages(source)[5]
+    assert "ValueError" in message and 'report_to="none"' in message
+
+
+def test_a_local_rank_test_is_reported_and_the_process_index_is_not() -> None:
+    source = """
+from transformers import Trainer, TrainingArguments
+
+def main(model, args: TrainingArguments):
+    trainer = Trainer(model=model, args=args)
+    trainer.train()
+    if args.local_rank == 0:
+        trainer.save_model()
+    distributed = args.local_rank != -1
+    level = "info" if args.local_rank in [-1, 0] else "warn"
+    if args.process_index == 0 and args.world_size > 1:
+        trainer.save_model()
+    if trainer.is_world_process_zero():
+        trainer.save_model()
+    rank = args.local_rank
+    print(f"rank {args.local_rank}")
+"""
+    assert _kinds(source) == [(7, "changed-value"), (9, "changed-value"), (10, "changed-value")]
+    message = _messages(source)[7]
+    assert "stays -1" in message and "process_index == 0" in message and "4.22.2" in message
+
+
+def test_len_of_fsdp_is_reported_and_a_truth_test_is_not() -> None:
+    source = """
+from transformers import TrainingArguments
+
+def setup(training_args: TrainingArguments):
+    if len(training_args.fsdp) > 0:
+        pass
+    if training_args.fsdp:
+        pass
+    if len(training_args.label_names or []) > 1:
+        pass
+"""
+    assert _kinds(source) == [(5, "changed-value")]
+    assert "defaults to None" in _messages(source)[5] and "if training_args.fsdp:" in _messages(source)[5]
+
+
+# -- hooks the installed Trainer never calls ------------------------------------------------------------------------
+def test_an_override_of_a_hook_no_longer_called_is_reported() -> None:
+    source = """
+from transformers import Trainer
+
+class Old(Trainer):
+    def create_optimizer_and_scheduler(self, num_training_steps):
+        self.create_optimizer()
+
+class New(Trainer):
+    def create_optimizer(self, model=None):
+        return super().create_optimizer(model)
+"""
+    assert _kinds(source) == [(5, "uncalled-method")]
+    assert "never calls" in _messages(source)[5] and "create_optimizer and create_scheduler" in _messages(source)[5]
+
+
+def test_a_hook_the_file_calls_itself_is_left_alone() -> None:
+    source = """
+from transformers import Trainer
+
+class CallsItItself(Trainer):
+    def create_optimizer_and_scheduler(self, num_training_steps):
+        self.create_optimizer()
+
+    def train(self, *args, **kwargs):
+        self.create_optimizer_and_scheduler(10)
+        return super().train(*args, **kwargs)
+"""
+    assert _kinds(source) == []
+
+
+# -- a file's own self. calls of inherited methods ------------------------------------------------------------------
+def test_a_self_call_of_an_inherited_method_is_judged_like_super() -> None:
+    source = """
+from transformers import Trainer
+
+class T(Trainer):
+    def save_everything(self):
+        self._save_checkpoint(self.model, trial=None, metrics=None)
+        self._save_checkpoint(self.model, None)
+        self.helper(1, 2, 3)
+
+    def helper(self, a):
+        return a
+"""
+    assert _kinds(source) == [(6, "call-signature")]
+    assert "inherited from Trainer" in _messages(source)[6]
+
+
+# -- changes older than the ladder ----------------------------------------------------------------------------------
+def test_a_change_before_4_23_is_found_in_the_history() -> None:
+    source = """
+from transformers import Trainer
+
+class Old(Trainer):
+    def _save(self, output_dir=None):
+        self.model.save(output_dir)
+
+class New(Trainer):
+    def _save(self, output_dir=None, state_dict=None):
+        self.model.save(output_dir)
+"""
+    assert _kinds(source) == [(5, "method-signature")]
+    assert "4.3.3 still called it" in _messages(source)[5]
+
+
+# -- errors swallowed by a broad handler -----------------------------------------------------------------------------
+def test_except_exception_does_not_make_a_finding_expected_but_a_named_error_does() -> None:
+    source = """
+from transformers import Trainer
+
+class Swallows(Trainer):
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        try:
+            if self.use_apex:
+                pass
+        except Exception:
+            return None
+
+class Expects(Trainer):
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        try:
+            if self.use_apex:
+                pass
+        except AttributeError:
+            return None
+"""
+    assert _kinds(source) == [(7, "removed-attribute")]
+
+
+# -- self.args of an arguments class from elsewhere -----------------------------------------------------------------
+def test_fields_of_an_arguments_class_from_elsewhere_are_not_judged() -> None:
+    source = """
+from transformers import Trainer
+
+class Examples(Trainer):
+    def sampler(self):
+        if self.args.sortish_sampler and self.args.adafactor:
+            return None
+
+class Plain(Trainer):
+    def optimizer(self):
+        return self.args.adafactor
+"""
+    # sortish_sampler was never a TrainingArguments field: Examples' args class declares its own (adafactor too)
+    assert _kinds(source) == [(11, "removed-attribute")]
