@@ -187,3 +187,57 @@ class Plain(Trainer):
 """
     # sortish_sampler was never a TrainingArguments field: Examples' args class declares its own (adafactor too)
     assert _kinds(source) == [(11, "removed-attribute")]
+
+
+# -- fix texts that used to mislead ----------------------------------------------------------------------------------
+def _fixes(source: str) -> dict[int, str]:
+    return {finding.line: finding.fix for finding in check_source(source)}
+
+
+def test_grpo_max_prompt_length_is_a_removed_trl_field_not_a_typo() -> None:
+    source = """
+from trl import GRPOConfig
+GRPOConfig(output_dir="x", max_prompt_length=256)
+"""
+    (finding,) = check_source(source)
+    assert finding.kind == "removed-argument" and "typo" not in finding.message
+    assert "0.20.0's GRPOConfig" in finding.message
+    assert "max_completion_length" not in finding.fix and "dataset" in finding.fix
+
+
+def test_the_deepspeed_module_import_names_where_it_went() -> None:
+    fixes = _fixes("""
+from transformers import Trainer, deepspeed
+from transformers.deepspeed import is_deepspeed_zero3_enabled
+""")
+    assert "from transformers.integrations import deepspeed" in fixes[2]
+    assert "transformers.integrations.deepspeed" in fixes[3] and "is_deepspeed_zero3_enabled" in fixes[3]
+
+
+def test_mixed_precision_attributes_are_not_to_be_set_by_hand() -> None:
+    fixes = _fixes("""
+from transformers import Trainer
+
+class T(Trainer):
+    def step(self, loss):
+        if self.use_apex or self.use_amp:
+            self.scaler.scale(loss).backward()
+""")
+    for line in (6, 7):
+        assert "set it yourself in __init__" not in fixes[line] and "only hides the error" in fixes[line]
+    assert "self.accelerator.backward(loss)" in fixes[7]
+
+
+def test_a_warmup_ratio_the_file_reads_itself_is_handed_on_not_deleted() -> None:
+    fixes = _fixes("""
+from dataclasses import dataclass, field
+import transformers
+
+@dataclass
+class TrainingArguments(transformers.TrainingArguments):
+    warmup_ratio: float = field(default=0.03)
+
+def steps(training_args: TrainingArguments, total: int) -> int:
+    return int(training_args.warmup_ratio * total)
+""")
+    assert "delete the field" not in fixes[7] and "warmup_steps" in fixes[7] and "own reads" in fixes[7]

@@ -22,7 +22,7 @@ from .library_calls import _instance_attributes
 from .resolve import _Arguments, _arguments
 from .scopes import _is_self_args, _parser_classes
 from .syntax import _declared_default, _dict_items, _field_value, _is_name, _statements
-from .trl_history import TRL_OLD_RELEASE, TRL_REMOVED_FIELDS, TRL_RENAMED
+from .trl_history import TRL_FIELD_RELEASE, TRL_OLD_RELEASE, TRL_REMOVED_ADVICE, TRL_REMOVED_FIELDS, TRL_RENAMED
 from .values import ValueChecks
 from .visitor import _from_dict
 
@@ -106,11 +106,15 @@ def _trl_field_finding(config: type, name: str, value: str, found: tuple[str, st
         )
     old = next((c.__name__ for c in config.__mro__ if name in TRL_REMOVED_FIELDS.get(c.__name__, ())), None)
     if old is not None:
+        advice = TRL_REMOVED_ADVICE.get((old, name))
         return (
             "removed-argument",
-            f"{config.__name__} has no `{name}` on {release}: it was a field of trl {TRL_OLD_RELEASE}'s {old}, "
-            "removed from trl since",
-            f"delete it; see the fields of the installed {config.__name__} (dataclasses.fields) for what replaced it",
+            f"{config.__name__} has no `{name}` on {release}: it was a field of trl "
+            f"{TRL_FIELD_RELEASE.get(old, TRL_OLD_RELEASE)}'s {old}, removed from trl since",
+            f"delete it: {advice}"
+            if advice
+            else f"delete it; see the fields of the installed {config.__name__} (dataclasses.fields) for what "
+            "replaced it",
         )
     kind, message, fix = found
     if kind == "unknown-argument":
@@ -222,7 +226,12 @@ class ArgumentChecks(ValueChecks):
         fate = _old_fate(name)
         owner = ast.unparse(node.value)
         verb = "read" if isinstance(node.ctx, ast.Load) else "set"
-        if fate is not None and fate.status == RENAMED:
+        if name in self.module.declared_argument_fields():
+            fix = (
+                f"`{owner}` is a class without `{name}`: use the file's own arguments class, which declares it (the "
+                f"Trainer itself reads only `{fate.new_name if fate and fate.new_name else name}`)"
+            )
+        elif fate is not None and fate.status == RENAMED:
             fix = f"{verb} `{owner}.{fate.new_name}`"
         elif fate is not None and fate.new_name and fate.new_value is not None:
             test = "test it for" if verb == "read" else "set it to"
@@ -272,6 +281,11 @@ class ArgumentChecks(ValueChecks):
                 fix = f"delete it: {fate.note}"
             else:
                 fix = "delete it, or read it yourself: the Trainer no longer does"
+            if name in self.module.attributes_used and fate is not None and fate.new_name:
+                fix = (
+                    f"keep `{name}` only for this file's own reads of it (the Trainer no longer reads it), and hand "
+                    f"its value on: set `{fate.new_name}` from it in __post_init__ ({fate.note})"
+                )
             self._add(
                 item,
                 "removed-field",

@@ -14,6 +14,17 @@ from .resolve import _Chain
 from .syntax import _assigns_self, _defines, _is_name
 from .visitor import _Visitor
 
+# The 4.x Trainer's mixed-precision attributes: the installed Trainer hands mixed precision, gradient scaling
+# included, to accelerate (self.accelerator), so setting them yourself would hide the error and change nothing.
+MIXED_PRECISION_FIXES = {
+    "scaler": "delete the scaler code: self.accelerator.backward(loss) scales the loss and the optimizer step "
+    "unscales it; setting self.scaler yourself only hides the error (nothing would use it)",
+    "use_amp": "read `self.accelerator.mixed_precision != 'no'`; setting self.use_amp yourself only hides the error",
+    "use_cuda_amp": "read `self.accelerator.mixed_precision != 'no'`; setting it yourself only hides the error",
+    "use_apex": "delete the Apex branch (Apex AMP is gone): self.accelerator.backward(loss) does the backward pass "
+    "in mixed precision; setting self.use_apex yourself only hides the error",
+}
+
 
 class AttributeChecks(_Visitor):
     """``self.<name>`` in a Trainer subclass that the installed class no longer has."""
@@ -102,6 +113,10 @@ class AttributeChecks(_Visitor):
             node,
             "removed-attribute",
             f"`self.{name}` in `{owner}`: {message}: reading it raises AttributeError",
-            f"find what replaced `{name}` in the installed {chain.root.__module__} (or set it yourself in __init__)",
+            MIXED_PRECISION_FIXES.get(
+                name,
+                f"find what replaced `{name}` in the installed {chain.root.__module__}; setting it yourself in "
+                "__init__ only hides the error if the Trainer no longer uses it",
+            ),
             catches="AttributeError",
         )

@@ -228,7 +228,16 @@ def _import_problem(module: str, names: tuple[str, ...]) -> tuple[str, str] | No
         release = _installed_library(library)
         if release is None:
             return None
-        return f"`{module}` does not exist in {library} {release}", "find where its contents went (or delete it)"
+        moved = _moved_module(module)
+        kept = moved is not None and all(hasattr(importlib.import_module(moved), name) for name in names)
+        fix = (
+            f"import from `{moved}`, where the module went (it has {', '.join(names) or 'the module'})"
+            if kept
+            else f"find where its contents went in `{moved}` (or delete it)"
+            if moved
+            else "find where its contents went (or delete it)"
+        )
+        return f"`{module}` does not exist in {library} {release}", fix
     except ImportError:
         return None
     missing = []
@@ -253,7 +262,30 @@ def _import_problem(module: str, names: tuple[str, ...]) -> tuple[str, str] | No
     if not missing:
         return None
     listed = ", ".join(f"`{name}`" for name in missing)
-    return (
-        f"`from {module} import {', '.join(names)}`: {library} {_installed_library(library)} has no {listed}",
-        "delete the import, or import it from where it moved (search the installed package for the name)",
-    )
+    moved = {name: place for name in missing if (place := _moved_module(f"{module}.{name}"))}
+    if moved:
+        fix = "; ".join(
+            f"`{name}` is now the module `{place}`: `from {place.rsplit('.', 1)[0]} import {name}` keeps the file's "
+            f"`{name}.` calls working"
+            for name, place in moved.items()
+        )
+    else:
+        fix = "delete the import, or import it from where it moved (search the installed package for the name)"
+    return f"`from {module} import {', '.join(names)}`: {library} {_installed_library(library)} has no {listed}", fix
+
+
+@cache
+def _moved_module(dotted: str) -> str | None:
+    """Where a module the installed library no longer has at ``dotted`` went: the one installed module of the same
+    name one level down, in ``integrations`` (``transformers.deepspeed`` is ``transformers.integrations.deepspeed``
+    on 5.x), or ``None``."""
+    library, _, rest = dotted.partition(".")
+    if not rest or "." in rest:
+        return None
+    import importlib.util
+
+    candidate = f"{library}.integrations.{rest}"
+    try:
+        return candidate if importlib.util.find_spec(candidate) is not None else None
+    except (ImportError, ValueError):
+        return None
