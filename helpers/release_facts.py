@@ -157,3 +157,19 @@ def fields_set(source: str) -> list[str]:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                 names.add(target.attr)
     return sorted(names & fields)
+
+
+def discarded_returns(tree: ast.AST) -> list[str]:
+    """The methods a module calls as ``self.name(...)`` only as whole statements, never using what they return
+    (4.2's ``self._remove_unused_columns(dataset)``, which changed the dataset in place): sorted, once each."""
+    used, discarded = set(), set()
+    statements = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            (discarded if id(node) in statements else used).add(node.func.attr)
+    return sorted(discarded - used)

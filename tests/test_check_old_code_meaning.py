@@ -241,3 +241,24 @@ def steps(training_args: TrainingArguments, total: int) -> int:
     return int(training_args.warmup_ratio * total)
 """)
     assert "delete the field" not in fixes[7] and "warmup_steps" in fixes[7] and "own reads" in fixes[7]
+
+
+# -- an override that returns nothing where the Trainer now uses the result ------------------------------------------
+def test_a_remove_unused_columns_override_returning_nothing_is_reported() -> None:
+    source = """
+from transformers import Trainer
+
+class InPlace(Trainer):
+    def _remove_unused_columns(self, dataset, description=None):
+        dataset.set_format(columns=["input_ids", "labels"])
+
+class Returns(Trainer):
+    def _remove_unused_columns(self, dataset, description=None):
+        return super()._remove_unused_columns(dataset, description)
+
+class Logs(Trainer):
+    def log(self, logs, start_time=None):
+        super().log(logs, start_time)
+"""
+    assert _kinds(source) == [(5, "method-return")]
+    assert "returns nothing" in _messages(source)[5] and "4.5.1" in _messages(source)[5]

@@ -55,6 +55,7 @@ def test_a_release_entry_has_the_trainer_calls_and_methods() -> None:
     entry = read_release({"transformers/training_args.py": ARGUMENTS, "transformers/trainer.py": TRAINER}.get)
     assert entry["trainer_call_sites"] == {"_save": {"save_model": [[1, []]]}}
     assert entry["trainer_methods"]["_save"] == ["self", "output_dir=", "^state_dict=", "**kwargs"]
+    assert entry["trainer_returns_discarded"] == ["_save"]  # called as a statement only
 
 
 def test_the_history_takes_the_last_release_of_each_minor_before_the_ladder() -> None:

@@ -34,6 +34,7 @@ KIND_LESSONS = {
     "missing-method": ("title", "other methods to override"),
     "removed-method": ("title", "other methods to override"),
     "uncalled-method": ("title", "other methods to override"),
+    "method-return": ("title", "other methods to override"),
     "not-an-event": ("pitfall", "misspelt event"),
     "removed-import": ("title", "Start here"),
 }

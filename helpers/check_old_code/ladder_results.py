@@ -191,6 +191,13 @@ def _ladder_changed_caller(
     return None
 
 
+def history_discarded_return(name: str) -> str | None:
+    """The newest history release whose Trainer called ``self.name(...)`` only for its effect, never using what it
+    returned, or ``None``."""
+    found = [v for v in history()["releases"] if name in history()["results"][v].get("trainer_returns_discarded", ())]
+    return found[-1] if found else None
+
+
 def ladder_last_called(name: str) -> str | None:
     """``"the last release seen calling it: 5.0.0"`` when some release before the installed one called
     ``self.name(...)`` from the Trainer's own code, or ``None``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import difflib
 import inspect
+from collections.abc import Iterator
 
 from helpers.release_facts import describe
 
@@ -16,11 +17,12 @@ from .ladder_results import (
     _ladder_accepted_call,
     _ladder_changed_caller,
     _ladder_ever_fitted,
+    history_discarded_return,
     ladder_call_change,
     ladder_last_called,
     ladder_method_removal,
 )
-from .library_calls import _call_sites, _calls
+from .library_calls import _call_sites, _calls, _uses_return
 from .resolve import _Chain
 from .signatures import _bind, _bind_described, _call_text, _described_function, _merged, _plain, _widened
 from .syntax import _defines, _is_other_class, _is_super, _method, _unpacks
@@ -50,6 +52,28 @@ def _replaced(chain: _Chain | None) -> frozenset[str]:
             ):
                 names.add(item.name)
     return frozenset(names)
+
+
+def _returns_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function returns (or yields) a value somewhere other than None, nested functions left out."""
+
+    def walk(node: ast.AST) -> Iterator[ast.AST]:
+        """The nodes under ``node``, without entering nested functions, lambdas or classes."""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                continue
+            yield child
+            yield from walk(child)
+
+    return any(
+        (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        )
+        or isinstance(node, ast.Yield | ast.YieldFrom)
+        for node in walk(function)
+    )
 
 
 def _takes_all(function: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> bool:
@@ -131,6 +155,7 @@ class OverrideChecks(TrainerCallChecks):
         signature = methods[name]
         if self._uncalled(owner, function, root):
             return
+        self._returns_nothing(owner, function, root)
         replaced = _replaced(chain) - {name}  # callers the file's classes replace: their calls never happen
         sites = _call_sites(root).get(name, {})
         calls = _merged(sites, replaced)
@@ -186,6 +211,24 @@ class OverrideChecks(TrainerCallChecks):
             "create_optimizer and create_scheduler), or call it yourself",
         )
         return True
+
+    def _returns_nothing(self, owner: str, function: ast.FunctionDef | ast.AsyncFunctionDef, root: type) -> None:
+        """An override that returns nothing, of a method an older Trainer called only for its effect and whose
+        result the installed Trainer uses (``dataset = self._remove_unused_columns(dataset, ...)``): the caller now
+        gets None."""
+        name = function.name
+        if _returns_value(function) or not _uses_return(root, name):
+            return
+        release = history_discarded_return(name)
+        if release is None:
+            return
+        self._add(
+            function,
+            "method-return",
+            f"`{owner}.{name}` returns nothing: transformers {release}'s {root.__name__} called it for its effect "
+            f"and ignored the result, {_library_release(root)}'s uses what it returns, so it gets None",
+            f"return the result (`return super().{name}(...)`, or the value this override builds)",
+        )
 
     @staticmethod
     def _moved(function: ast.FunctionDef, signature: inspect.Signature | None, calls: list) -> str:

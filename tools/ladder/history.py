@@ -8,7 +8,8 @@ old-code checker needs of it is written to ``docs/ladder/history.json``:
   ``LOCAL_RANK``): their values are not only what the user gave;
 - ``trainer_call_sites``: how ``Trainer``'s own code calls its methods, the same reading
   (:func:`helpers.release_facts.self_call_sites`) as the ladder's probes make of each installed rung;
-- ``trainer_methods``: the parameters of each ``Trainer`` method, in the ladder's words (``name=``, ``*args``).
+- ``trainer_methods``: the parameters of each ``Trainer`` method, in the ladder's words (``name=``, ``*args``);
+- ``trainer_returns_discarded``: the methods ``Trainer`` calls only for their effect, never using what they return.
 
 The same facts, for the releases the ladder installs, are in ``docs/ladder/results.json``; the checker reads the
 two files as one history, oldest first.
@@ -23,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.release_facts import class_named, field_defaults, fields_set, self_call_sites
+from helpers.release_facts import class_named, discarded_returns, field_defaults, fields_set, self_call_sites
 from tools.ladder.era import wheel, wheel_text
 from tools.ladder.rungs import RELEASES, ROOT, LadderError, version_key
 
@@ -64,6 +65,7 @@ def read_release(read) -> dict:
         "training_arguments_set": fields_set(arguments),
         "trainer_call_sites": self_call_sites(class_named(ast.parse(trainer), "Trainer")),
         "trainer_methods": trainer_methods(trainer),
+        "trainer_returns_discarded": discarded_returns(class_named(ast.parse(trainer), "Trainer")),
     }
 
 
