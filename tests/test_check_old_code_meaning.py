@@ -262,3 +262,24 @@ class Logs(Trainer):
 """
     assert _kinds(source) == [(5, "method-return")]
     assert "returns nothing" in _messages(source)[5] and "4.5.1" in _messages(source)[5]
+
+
+# -- a branch that the installed release never enters ----------------------------------------------------------------
+def test_reads_inside_a_branch_guarded_by_a_gone_attribute_are_left_alone() -> None:
+    source = """
+from transformers import Trainer
+
+class Guarded(Trainer):
+    def step(self, loss):
+        if (hasattr(self, "use_amp") and self.use_amp) or (hasattr(self, "use_cuda_amp") and self.use_cuda_amp):
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+class Unguarded(Trainer):
+    def step(self, loss):
+        if hasattr(self, "model") and self.model:
+            self.scaler.scale(loss).backward()
+"""
+    # Guarded's branch needs use_amp or use_cuda_amp, which 5.x's Trainer has neither of: it never runs
+    assert _kinds(source) == [(14, "removed-attribute")]

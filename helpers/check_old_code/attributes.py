@@ -87,6 +87,38 @@ class AttributeChecks(_Visitor):
                     names.add(value.args[1].value)
         self.generic_visit(node)
 
+    def visit_If(self, node: ast.If) -> None:
+        """``if hasattr(self, "use_amp") and self.use_amp: ... self.scaler ...``: when every way into the branch
+        needs an attribute that neither the installed Trainer nor this file has, the branch never runs on the
+        installed release, so what it reads from ``self`` is not judged."""
+        context = self._trainer_context()
+        if context is not None and context[1].root is not None and self._never_entered(node.test, context[1].root):
+            for statement in node.body:
+                for part in ast.walk(statement):
+                    if isinstance(part, ast.Attribute) and _is_name(part.value, "self"):
+                        self.guarded.add(id(part))
+        self.generic_visit(node)
+
+    def _never_entered(self, test: ast.AST, root: type) -> bool:
+        """Whether ``test`` is ``hasattr(self, "x") and ...`` (or several joined by ``or``) with no ``x`` that the
+        installed class or this file has."""
+        options = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        for option in options:
+            first = option.values[0] if isinstance(option, ast.BoolOp) and isinstance(option.op, ast.And) else option
+            if not (
+                isinstance(first, ast.Call)
+                and _is_name(first.func, "hasattr")
+                and len(first.args) == 2
+                and _is_name(first.args[0], "self")
+                and isinstance(first.args[1], ast.Constant)
+                and isinstance(first.args[1].value, str)
+            ):
+                return False
+            name = first.args[1].value
+            if hasattr(root, name) or name in _instance_attributes(root) or name in _attributes_set(self.module):
+                return False
+        return True
+
     def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
         """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
         neither sets nor has; or a name nothing sets at all, neither the installed class nor this file
