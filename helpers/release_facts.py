@@ -113,3 +113,63 @@ def self_attributes(tree: ast.AST) -> list[str]:
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     names.add(part.attr)
     return sorted(names)
+
+
+def class_named(tree: ast.Module, name: str) -> ast.ClassDef:
+    """The module-level class ``name`` of a parsed module (ValueError when there is none)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return node
+    raise ValueError(f"no class {name} in the release's source")
+
+
+def field_defaults(source: str) -> dict[str, str]:
+    """``TrainingArguments``'s fields and their defaults, as written: ``field(default=X)`` or ``= X`` gives X's
+    source text; ``default_factory`` gives ``"<factory>"``; a field without a default gives ``"<required>"``."""
+    defaults = {}
+    for item in class_named(ast.parse(source), "TrainingArguments").body:
+        if not (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)):
+            continue
+        value = item.value
+        if value is None:
+            defaults[item.target.id] = "<required>"
+        elif isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "field":
+            keywords = {k.arg: k.value for k in value.keywords}
+            if "default" in keywords:
+                defaults[item.target.id] = ast.unparse(keywords["default"])
+            else:
+                defaults[item.target.id] = "<factory>" if "default_factory" in keywords else "<required>"
+        else:
+            defaults[item.target.id] = ast.unparse(value)
+    return defaults
+
+
+def fields_set(source: str) -> list[str]:
+    """The ``TrainingArguments`` fields that the class's own methods assign to ``self``: sorted, once each."""
+    cls = class_named(ast.parse(source), "TrainingArguments")
+    fields = {i.target.id for i in cls.body if isinstance(i, ast.AnnAssign) and isinstance(i.target, ast.Name)}
+    names = set()
+    for node in ast.walk(cls):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                names.add(target.attr)
+    return sorted(names & fields)
+
+
+def discarded_returns(tree: ast.AST) -> list[str]:
+    """The methods a module calls as ``self.name(...)`` only as whole statements, never using what they return
+    (4.2's ``self._remove_unused_columns(dataset)``, which changed the dataset in place): sorted, once each."""
+    used, discarded = set(), set()
+    statements = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "self"
+        ):
+            (discarded if id(node) in statements else used).add(node.func.attr)
+    return sorted(discarded - used)

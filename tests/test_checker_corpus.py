@@ -45,8 +45,8 @@ findings = []
 def test_the_committed_manifest_parses_and_is_large_enough() -> None:
     packages = corpus.load_manifest()
     files = [entry for package in packages for entry in package.files]
-    assert len(packages) >= 12 and len(files) >= 60
-    assert sum(len(entry.findings) for entry in files) >= 100
+    assert len({p.name for p in packages}) >= 24 and len(files) >= 90
+    assert sum(len(entry.findings) for entry in files) >= 200
     assert any(not entry.findings for entry in files), "the corpus needs files that should exit 0"
     assert len({p.archive for p in packages}) == len(packages)
 

@@ -14,7 +14,17 @@ or silently ignores:
   them (by position, by keyword, passed on as a function, or not at all); ``super()`` calls that no longer fit;
   overrides of methods that do not exist; ``self.tokenizer`` and removed methods read in a subclass;
 - callback methods named ``on_...`` that are not events, and ``kwargs["tokenizer"]`` in a callback;
-- names imported from transformers or trl that the installed releases no longer have.
+- names imported from transformers or trl that the installed releases no longer have;
+- names that stayed while their meaning changed (``changed-value``): ``report_to=None`` (4.x's default, refused
+  now), ``args.local_rank`` compared with a number (4.x set it from the launcher, 5.x leaves it at -1),
+  ``len(args.fsdp)`` (its default is None now); overrides of hooks the installed Trainer never calls
+  (``uncalled-method``: ``create_optimizer_and_scheduler``) or whose result it now uses (``method-return``: a
+  ``_remove_unused_columns`` that returns nothing); a file's own ``self.`` calls of inherited methods, judged as
+  ``super()`` calls are.
+
+What changed is read from releases, never typed: the installed libraries, the release ladder
+(``docs/ladder/results.json``, 4.23 to the pin, run) and the history before it (``docs/ladder/history.json``,
+4.0 to 4.22, read from their wheels by ``python -m tools.ladder history``).
 
 A class imported from the project itself is read from its file when that file is found next to the importing one
 (``from llava.train.llava_trainer import LLaVATrainer``); a class the checker cannot read is not judged.
@@ -24,7 +34,8 @@ Each finding says how to fix it and which lesson teaches it (lesson numbers and 
 exist or a file cannot be read or parsed (the other files are still checked and reported).
 
 A finding on code that deliberately reproduces an error is not counted when it sits inside a ``try`` block that
-catches that error (``TypeError``) or on a line (or in a class or function) marked ``# check-old-code: expected``.
+catches that error by name (``TypeError``; ``except Exception:`` swallows it silently, and is still reported) or on
+a line (or in a class or function) marked ``# check-old-code: expected``.
 
 The package, one concern a module, each importing only the ones listed above it:
 
@@ -32,7 +43,7 @@ The package, one concern a module, each importing only the ones listed above it:
 - ``syntax`` and ``signatures``: readings of syntax trees and of parameter lists that every check shares;
 - ``installed``: what the installed transformers and trl offer (the only module that reads the libraries);
 - ``library_calls``: how the installed Trainer calls its own methods, read from its source;
-- ``ladder_results``: the one reader of the release ladder's results (``docs/ladder/results.json``);
+- ``ladder_results``: the one reader of the release ladder's results and history (``docs/ladder/*.json``);
 - ``sources``: reading files, notebooks and folders; ``resolve``: what a name in a file refers to;
 - ``file_facts`` and ``scopes``: what a whole file, and each function, binds;
 - ``visitor``: the walk's state and bookkeeping; then one module per kind of finding: ``imports``, ``values``,

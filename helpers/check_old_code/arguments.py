@@ -20,9 +20,9 @@ from .installed import (
 from .ladder_results import _ladder_old_fields, ladder_history, ladder_removal
 from .library_calls import _instance_attributes
 from .resolve import _Arguments, _arguments
-from .scopes import _parser_classes
+from .scopes import _is_self_args, _parser_classes
 from .syntax import _declared_default, _dict_items, _field_value, _is_name, _statements
-from .trl_history import TRL_OLD_RELEASE, TRL_REMOVED_FIELDS, TRL_RENAMED
+from .trl_history import TRL_FIELD_RELEASE, TRL_OLD_RELEASE, TRL_REMOVED_ADVICE, TRL_REMOVED_FIELDS, TRL_RENAMED
 from .values import ValueChecks
 from .visitor import _from_dict
 
@@ -106,11 +106,15 @@ def _trl_field_finding(config: type, name: str, value: str, found: tuple[str, st
         )
     old = next((c.__name__ for c in config.__mro__ if name in TRL_REMOVED_FIELDS.get(c.__name__, ())), None)
     if old is not None:
+        advice = TRL_REMOVED_ADVICE.get((old, name))
         return (
             "removed-argument",
-            f"{config.__name__} has no `{name}` on {release}: it was a field of trl {TRL_OLD_RELEASE}'s {old}, "
-            "removed from trl since",
-            f"delete it; see the fields of the installed {config.__name__} (dataclasses.fields) for what replaced it",
+            f"{config.__name__} has no `{name}` on {release}: it was a field of trl "
+            f"{TRL_FIELD_RELEASE.get(old, TRL_OLD_RELEASE)}'s {old}, removed from trl since",
+            f"delete it: {advice}"
+            if advice
+            else f"delete it; see the fields of the installed {config.__name__} (dataclasses.fields) for what "
+            "replaced it",
         )
     kind, message, fix = found
     if kind == "unknown-argument":
@@ -128,6 +132,7 @@ class ArgumentChecks(ValueChecks):
         for keyword, holder in self._keywords(node):
             if keyword.arg in arguments.fields:
                 self._choice(keyword.arg, keyword.value, arguments.name)
+                self._changed_keyword(keyword.arg, keyword.value, arguments.name)
                 continue
             shared = holder is not None and holder.startswith("self.")  # filled by methods that may not all run
             if (not arguments.closed or shared) and not _is_old_argument(keyword.arg):
@@ -214,12 +219,19 @@ class ArgumentChecks(ValueChecks):
         name = node.attr
         if name in arguments.fields or hasattr(arguments.root, name) or not _is_old_argument(name):
             return
+        if _is_self_args(node.value) and self._foreign_args():
+            return  # self.args of a class from elsewhere that declares fields no release had: it may declare this
         if name in _instance_attributes(arguments.root):
             return  # no longer a field, but the installed class still sets it on the instance (``_n_gpu``)
         fate = _old_fate(name)
         owner = ast.unparse(node.value)
         verb = "read" if isinstance(node.ctx, ast.Load) else "set"
-        if fate is not None and fate.status == RENAMED:
+        if name in self.module.declared_argument_fields():
+            fix = (
+                f"`{owner}` is a class without `{name}`: use the file's own arguments class, which declares it (the "
+                f"Trainer itself reads only `{fate.new_name if fate and fate.new_name else name}`)"
+            )
+        elif fate is not None and fate.status == RENAMED:
             fix = f"{verb} `{owner}.{fate.new_name}`"
         elif fate is not None and fate.new_name and fate.new_value is not None:
             test = "test it for" if verb == "read" else "set it to"
@@ -269,6 +281,11 @@ class ArgumentChecks(ValueChecks):
                 fix = f"delete it: {fate.note}"
             else:
                 fix = "delete it, or read it yourself: the Trainer no longer does"
+            if name in self.module.attributes_used and fate is not None and fate.new_name:
+                fix = (
+                    f"keep `{name}` only for this file's own reads of it (the Trainer no longer reads it), and hand "
+                    f"its value on: set `{fate.new_name}` from it in __post_init__ ({fate.note})"
+                )
             self._add(
                 item,
                 "removed-field",

@@ -14,6 +14,17 @@ from .resolve import _Chain
 from .syntax import _assigns_self, _defines, _is_name
 from .visitor import _Visitor
 
+# The 4.x Trainer's mixed-precision attributes: the installed Trainer hands mixed precision, gradient scaling
+# included, to accelerate (self.accelerator), so setting them yourself would hide the error and change nothing.
+MIXED_PRECISION_FIXES = {
+    "scaler": "delete the scaler code: self.accelerator.backward(loss) scales the loss and the optimizer step "
+    "unscales it; setting self.scaler yourself only hides the error (nothing would use it)",
+    "use_amp": "read `self.accelerator.mixed_precision != 'no'`; setting self.use_amp yourself only hides the error",
+    "use_cuda_amp": "read `self.accelerator.mixed_precision != 'no'`; setting it yourself only hides the error",
+    "use_apex": "delete the Apex branch (Apex AMP is gone): self.accelerator.backward(loss) does the backward pass "
+    "in mixed precision; setting self.use_apex yourself only hides the error",
+}
+
 
 class AttributeChecks(_Visitor):
     """``self.<name>`` in a Trainer subclass that the installed class no longer has."""
@@ -76,6 +87,38 @@ class AttributeChecks(_Visitor):
                     names.add(value.args[1].value)
         self.generic_visit(node)
 
+    def visit_If(self, node: ast.If) -> None:
+        """``if hasattr(self, "use_amp") and self.use_amp: ... self.scaler ...``: when every way into the branch
+        needs an attribute that neither the installed Trainer nor this file has, the branch never runs on the
+        installed release, so what it reads from ``self`` is not judged."""
+        context = self._trainer_context()
+        if context is not None and context[1].root is not None and self._never_entered(node.test, context[1].root):
+            for statement in node.body:
+                for part in ast.walk(statement):
+                    if isinstance(part, ast.Attribute) and _is_name(part.value, "self"):
+                        self.guarded.add(id(part))
+        self.generic_visit(node)
+
+    def _never_entered(self, test: ast.AST, root: type) -> bool:
+        """Whether ``test`` is ``hasattr(self, "x") and ...`` (or several joined by ``or``) with no ``x`` that the
+        installed class or this file has."""
+        options = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+        for option in options:
+            first = option.values[0] if isinstance(option, ast.BoolOp) and isinstance(option.op, ast.And) else option
+            if not (
+                isinstance(first, ast.Call)
+                and _is_name(first.func, "hasattr")
+                and len(first.args) == 2
+                and _is_name(first.args[0], "self")
+                and isinstance(first.args[1], ast.Constant)
+                and isinstance(first.args[1].value, str)
+            ):
+                return False
+            name = first.args[1].value
+            if hasattr(root, name) or name in _instance_attributes(root) or name in _attributes_set(self.module):
+                return False
+        return True
+
     def _removed_trainer_attribute(self, node: ast.Attribute, owner: str, chain: _Chain) -> None:
         """``self.fsdp`` in a Trainer subclass: an attribute a ladder release's Trainer set and the installed one
         neither sets nor has; or a name nothing sets at all, neither the installed class nor this file
@@ -102,6 +145,10 @@ class AttributeChecks(_Visitor):
             node,
             "removed-attribute",
             f"`self.{name}` in `{owner}`: {message}: reading it raises AttributeError",
-            f"find what replaced `{name}` in the installed {chain.root.__module__} (or set it yourself in __init__)",
+            MIXED_PRECISION_FIXES.get(
+                name,
+                f"find what replaced `{name}` in the installed {chain.root.__module__}; setting it yourself in "
+                "__init__ only hides the error if the Trainer no longer uses it",
+            ),
             catches="AttributeError",
         )

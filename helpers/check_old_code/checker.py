@@ -68,6 +68,8 @@ class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, Ca
         if _is_super(callee.value if isinstance(callee, ast.Attribute) else None):
             self._super_call(node)
         else:
+            if isinstance(callee, ast.Attribute) and _is_name(callee.value, "self"):
+                self._self_call(node)  # an inherited method, called as super() would
             # a name bound to one arguments class or another (arg_class = Seq2SeqTrainingArguments / TrainingArguments)
             found = (_arguments(self.module, target) for target in self._aliased(callee))
             arguments = next((item for item in found if item is not None), None)
@@ -83,6 +85,7 @@ class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, Ca
                     chain = _chain(self.module, target)
                     if chain.subclass_of(_classes()[0]) and not chain.unknown:
                         self._trainer_call(node, ast.unparse(callee), chain)
+        self._len_call(node)
         self._callback_tokenizer(node)
         self.generic_visit(node)
 

@@ -20,6 +20,7 @@ KIND_LESSONS = {
     "removed-field": ("pitfall", "renamed or removed"),
     "removed-attribute": ("pitfall", "renamed or removed"),
     "removed-value": ("pitfall", "renamed or removed"),
+    "changed-value": ("pitfall", "renamed or removed"),
     "trainer-tokenizer": ("pitfall", "processing_class"),
     "tokenizer-attribute": ("pitfall", "processing_class"),
     "callback-tokenizer": ("pitfall", "processing_class"),
@@ -32,6 +33,8 @@ KIND_LESSONS = {
     "call-signature": ("title", "other methods to override"),
     "missing-method": ("title", "other methods to override"),
     "removed-method": ("title", "other methods to override"),
+    "uncalled-method": ("title", "other methods to override"),
+    "method-return": ("title", "other methods to override"),
     "not-an-event": ("pitfall", "misspelt event"),
     "removed-import": ("title", "Start here"),
 }

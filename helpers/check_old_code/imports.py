@@ -22,7 +22,8 @@ class ImportChecks(_Visitor):
             for statement in node.orelse:
                 self.visit(statement)
             return
-        self.generic_visit(node)
+        later = getattr(super(), "visit_If", None)  # another check's reading of an `if` (the dead branches)
+        (later or self.generic_visit)(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         """``from transformers.x import a, b`` (and ``*``) that the installed releases no longer give."""

@@ -13,7 +13,7 @@ import warnings
 from functools import cache
 from typing import Any
 
-from helpers.release_facts import argument_choices, describe
+from helpers.release_facts import argument_choices, describe, fields_set
 
 from .syntax import _statements
 
@@ -114,6 +114,55 @@ def _field_default(name: str) -> Any:
     return None
 
 
+@cache
+def installed_fields_set() -> frozenset[str]:
+    """The fields the installed ``TrainingArguments`` assigns itself after parsing (read from its source)."""
+    import transformers.training_args as module
+
+    return frozenset(fields_set(inspect.getsource(module)))
+
+
+@cache
+def _default_arguments() -> Any:
+    """An installed ``TrainingArguments`` built with nothing but an output folder: what each field holds when a
+    script does not give it."""
+    import tempfile
+
+    from transformers import TrainingArguments
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TrainingArguments(output_dir=folder)
+
+
+def installed_value(name: str) -> Any:
+    """What the field ``name`` holds on an installed ``TrainingArguments`` built with defaults (after
+    ``__post_init__``)."""
+    return getattr(_default_arguments(), name, None)
+
+
+@cache
+def installed_refusal(name: str, value: Any) -> str | None:
+    """The error the installed release raises when ``TrainingArguments(name=value)`` reaches the Trainer: the
+    arguments are built, then, for ``report_to``, the Trainer's own lookup of the reporting integrations runs (as
+    ``Trainer.__init__`` does). ``None`` when the value is taken."""
+    import tempfile
+
+    from transformers import TrainingArguments
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            arguments = TrainingArguments(output_dir=folder, **{name: value})
+            if name == "report_to":
+                from transformers.integrations import get_reporting_integration_callbacks
+
+                get_reporting_integration_callbacks(arguments.report_to)
+        except (ValueError, TypeError) as error:
+            return f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    return None
+
+
 def _classes() -> tuple[type, type, type]:
     """The installed ``Trainer``, ``TrainerCallback`` and ``TrainingArguments`` (imported when first needed)."""
     from transformers import Trainer, TrainerCallback, TrainingArguments
@@ -179,7 +228,16 @@ def _import_problem(module: str, names: tuple[str, ...]) -> tuple[str, str] | No
         release = _installed_library(library)
         if release is None:
             return None
-        return f"`{module}` does not exist in {library} {release}", "find where its contents went (or delete it)"
+        moved = _moved_module(module)
+        kept = moved is not None and all(hasattr(importlib.import_module(moved), name) for name in names)
+        fix = (
+            f"import from `{moved}`, where the module went (it has {', '.join(names) or 'the module'})"
+            if kept
+            else f"find where its contents went in `{moved}` (or delete it)"
+            if moved
+            else "find where its contents went (or delete it)"
+        )
+        return f"`{module}` does not exist in {library} {release}", fix
     except ImportError:
         return None
     missing = []
@@ -204,7 +262,30 @@ def _import_problem(module: str, names: tuple[str, ...]) -> tuple[str, str] | No
     if not missing:
         return None
     listed = ", ".join(f"`{name}`" for name in missing)
-    return (
-        f"`from {module} import {', '.join(names)}`: {library} {_installed_library(library)} has no {listed}",
-        "delete the import, or import it from where it moved (search the installed package for the name)",
-    )
+    moved = {name: place for name in missing if (place := _moved_module(f"{module}.{name}"))}
+    if moved:
+        fix = "; ".join(
+            f"`{name}` is now the module `{place}`: `from {place.rsplit('.', 1)[0]} import {name}` keeps the file's "
+            f"`{name}.` calls working"
+            for name, place in moved.items()
+        )
+    else:
+        fix = "delete the import, or import it from where it moved (search the installed package for the name)"
+    return f"`from {module} import {', '.join(names)}`: {library} {_installed_library(library)} has no {listed}", fix
+
+
+@cache
+def _moved_module(dotted: str) -> str | None:
+    """Where a module the installed library no longer has at ``dotted`` went: the one installed module of the same
+    name one level down, in ``integrations`` (``transformers.deepspeed`` is ``transformers.integrations.deepspeed``
+    on 5.x), or ``None``."""
+    library, _, rest = dotted.partition(".")
+    if not rest or "." in rest:
+        return None
+    import importlib.util
+
+    candidate = f"{library}.integrations.{rest}"
+    try:
+        return candidate if importlib.util.find_spec(candidate) is not None else None
+    except (ImportError, ValueError):
+        return None

@@ -1,5 +1,6 @@
-"""The one reader of the release ladder's results, ``docs/ladder/results.json``: every other module asks it when a
-name, a value, a call or an attribute changed, in the words a finding uses.
+"""The one reader of the release ladder's results, ``docs/ladder/results.json``, and of the history before it,
+``docs/ladder/history.json`` (4.0 to 4.22, read from their wheels): every other module asks it when a name, a value,
+a call or an attribute changed, in the words a finding uses.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from .installed import installed_fields
 from .signatures import _bind_described, _merged
 
 LADDER_RESULTS = ROOT / "docs" / "ladder" / "results.json"
+LADDER_HISTORY = ROOT / "docs" / "ladder" / "history.json"
 
 
 @cache
@@ -22,6 +24,42 @@ def ladder() -> dict:
     if not LADDER_RESULTS.is_file():
         return {"releases": [], "results": {}}
     return json.loads(LADDER_RESULTS.read_text(encoding="utf-8"))
+
+
+@cache
+def history() -> dict:
+    """The releases before the ladder, read from their wheels (``docs/ladder/history.json``), or none."""
+    if not LADDER_HISTORY.is_file():
+        return {"releases": [], "results": {}}
+    return json.loads(LADDER_HISTORY.read_text(encoding="utf-8"))
+
+
+def _call_releases() -> list[str]:
+    """Every release whose Trainer calls are known, oldest first: the history's, then the ladder's."""
+    return [*history()["releases"], *ladder()["releases"]]
+
+
+def _inventory(version: str) -> dict:
+    """What is known of one release's Trainer and TrainingArguments: its ladder inventory, or its history entry."""
+    if version in history()["results"]:
+        return history()["results"][version]
+    return ladder()["results"][version]["inventory"]
+
+
+def old_default(name: str) -> tuple[str, str] | None:
+    """The default of the TrainingArguments field ``name`` as the newest history release wrote it (``"''"``,
+    ``"None"``) and that release, or ``None`` when no release before the ladder had the field."""
+    for version in reversed(history()["releases"]):
+        default = history()["results"][version]["training_argument_defaults"].get(name)
+        if default is not None:
+            return default, version
+    return None
+
+
+def old_releases_setting(name: str) -> list[str]:
+    """The history releases whose TrainingArguments assigned the field ``name`` itself after parsing
+    (``local_rank`` from ``LOCAL_RANK``)."""
+    return [v for v in history()["releases"] if name in history()["results"][v].get("training_arguments_set", ())]
 
 
 def _adjacent(older: str, newer: str) -> bool:
@@ -104,25 +142,67 @@ def _release_calls(version: str, name: str, replaced: frozenset[str], caller: st
     """How the ladder release ``version`` called ``self.name(...)``, leaving out the calls made by the ``replaced``
     methods (a subclass's own versions of them never make those calls), or only the calls ``caller`` makes; ``None``
     when the release's inventory does not say which method makes which call."""
-    inventory = ladder()["results"][version]["inventory"]
-    if not replaced and caller is None:
-        return inventory.get("trainer_calls", {}).get(name)
+    inventory = _inventory(version)
+    if not replaced and caller is None and "trainer_calls" in inventory:
+        return inventory["trainer_calls"].get(name)
     sites = inventory.get("trainer_call_sites")
     if sites is None:
         return None
-    return sites.get(name, {}).get(caller) if caller is not None else _merged(sites.get(name, {}), replaced)
+    if caller is not None:
+        return sites.get(name, {}).get(caller)
+    return _merged(sites.get(name, {}), replaced) or None
 
 
-def _ladder_changed_caller(name: str, fits: Callable[[list], bool], callers: Iterable[str]) -> str | None:
+def _history_fitted(
+    name: str, fits: Callable[[list], bool], caller: str, covers: Callable[[list[str]], bool] | None
+) -> bool:
+    """Whether the releases before the ladder show an override working with ``caller``'s calls of ``self.name``:
+    the newest history release whose calls from ``caller`` all fit it, when the override also takes every parameter
+    that release's own ``Trainer.name`` had (``covers``). An override that had already dropped one of them (an
+    ``evaluate`` without ``metric_key_prefix``) was written against no release's method: a call that passes it later
+    comes with a new path (a dict of eval sets), not with a change to the old one."""
+    fitted = [
+        version
+        for version in history()["releases"]
+        if (shapes := _release_calls(version, name, frozenset(), caller)) and all(fits(shape) for shape in shapes)
+    ]
+    if not fitted:
+        return False
+    params = history()["results"][fitted[-1]].get("trainer_methods", {}).get(name, [])
+    return covers is None or covers(params)
+
+
+def _ladder_changed_caller(
+    name: str, fits: Callable[[list], bool], callers: Iterable[str], covers: Callable[[list[str]], bool] | None = None
+) -> str | None:
     """One of ``callers`` (methods whose installed calls of ``self.name`` the override cannot take) whose calls some
     ladder release made only in ways the override takes: the change 5.x made, even where another caller's call
-    never fitted (a ``compute_loss`` without ``return_outputs`` trained on 4.x; only its evaluation failed)."""
+    never fitted (a ``compute_loss`` without ``return_outputs`` trained on 4.x; only its evaluation failed). The
+    ladder's releases are asked first, then the history before it (:func:`_history_fitted`)."""
+    callers = list(callers)
     for caller in callers:
         for version in ladder()["releases"]:
             shapes = _release_calls(version, name, frozenset(), caller)
             if shapes and all(fits(shape) for shape in shapes):
                 return caller
+    for caller in callers:
+        if _history_fitted(name, fits, caller, covers):
+            return caller
     return None
+
+
+def history_discarded_return(name: str) -> str | None:
+    """The newest history release whose Trainer called ``self.name(...)`` only for its effect, never using what it
+    returned, or ``None``."""
+    found = [v for v in history()["releases"] if name in history()["results"][v].get("trainer_returns_discarded", ())]
+    return found[-1] if found else None
+
+
+def ladder_last_called(name: str) -> str | None:
+    """``"the last release seen calling it: 5.0.0"`` when some release before the installed one called
+    ``self.name(...)`` from the Trainer's own code, or ``None``."""
+    called = [version for version in _call_releases() if _release_calls(version, name, frozenset())]
+    return f"the last release seen calling it: {called[-1]}" if called else None
 
 
 def ladder_call_change(
@@ -131,7 +211,7 @@ def ladder_call_change(
     """The first ladder release whose Trainer calls ``self.name(...)`` in a way ``fits`` rejects, after one that fit
     (only the calls ``caller`` makes, when it is given)."""
     fitted = None
-    for version in ladder()["releases"]:
+    for version in _call_releases():
         shapes = _release_calls(version, name, replaced, caller)
         if not shapes:
             continue
@@ -146,7 +226,8 @@ def ladder_call_change(
 def _ladder_ever_fitted(name: str, fits: Callable[[list], bool], replaced: frozenset[str] = frozenset()) -> bool:
     """Whether some ladder release called ``self.name`` only in ways ``fits`` accepts, or the ladder never saw it
     called (then it cannot tell, and the override is judged on the installed calls alone)."""
-    recorded = [shapes for version in ladder()["releases"] if (shapes := _release_calls(version, name, replaced))]
+    data = ladder()
+    recorded = [shapes for version in data["releases"] if (shapes := _release_calls(version, name, replaced))]
     return not recorded or any(all(fits(shape) for shape in shapes) for shapes in recorded)
 
 
@@ -154,11 +235,19 @@ def _ladder_accepted_call(name: str, count: int, keywords: Sequence[str]) -> boo
     """Whether some ladder release's ``Trainer.name`` took a call with ``count`` positional arguments (after self)
     and these keywords; true when the ladder does not know the method."""
     lists = [
-        params
-        for version in ladder()["releases"]
-        if (params := ladder()["results"][version]["inventory"].get("trainer_methods", {}).get(name))
+        params for version in _call_releases() if (params := _inventory(version).get("trainer_methods", {}).get(name))
     ]
     return not lists or any(_bind_described(params[1:], count, keywords) is None for params in lists)
+
+
+@cache
+def ever_fields() -> frozenset[str]:
+    """Every TrainingArguments field some release had: the installed ones, the ladder's and the history's."""
+    data = ladder()
+    seen = {name for v in data["releases"] for name in data["results"][v]["inventory"].get("training_arguments", ())}
+    for version in history()["releases"]:
+        seen |= set(history()["results"][version]["training_argument_defaults"])
+    return frozenset(seen | installed_fields())
 
 
 @cache

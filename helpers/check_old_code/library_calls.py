@@ -133,3 +133,23 @@ def installed_calls() -> dict[str, list]:
     from transformers import Trainer
 
     return _calls(Trainer)
+
+
+@cache
+def _uses_return(cls: type, name: str) -> bool:
+    """Whether the installed library's own code uses what ``self.name(...)`` returns somewhere (read from the source
+    of the modules of ``cls``'s classes)."""
+    from helpers.release_facts import discarded_returns
+
+    for module in _library_modules(cls):
+        tree = _module_tree(module.__name__)
+        called = any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == name
+            and _is_name(node.func.value, "self")
+            for node in ast.walk(tree)
+        )
+        if called and name not in discarded_returns(tree):
+            return True
+    return False

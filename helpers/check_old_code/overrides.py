@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import difflib
 import inspect
+from collections.abc import Iterator
 
 from helpers.release_facts import describe
 
@@ -16,13 +17,15 @@ from .ladder_results import (
     _ladder_accepted_call,
     _ladder_changed_caller,
     _ladder_ever_fitted,
+    history_discarded_return,
     ladder_call_change,
+    ladder_last_called,
     ladder_method_removal,
 )
-from .library_calls import _call_sites, _calls
+from .library_calls import _call_sites, _calls, _uses_return
 from .resolve import _Chain
 from .signatures import _bind, _bind_described, _call_text, _described_function, _merged, _plain, _widened
-from .syntax import _is_other_class, _is_super, _method, _unpacks
+from .syntax import _defines, _is_other_class, _is_super, _method, _unpacks
 from .trainer_calls import TrainerCallChecks
 
 # Methods that 4.x tutorials override but that no Trainer release ever had: what to override instead.
@@ -51,20 +54,66 @@ def _replaced(chain: _Chain | None) -> frozenset[str]:
     return frozenset(names)
 
 
+def _returns_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function returns (or yields) a value somewhere other than None, nested functions left out."""
+
+    def walk(node: ast.AST) -> Iterator[ast.AST]:
+        """The nodes under ``node``, without entering nested functions, lambdas or classes."""
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+                continue
+            yield child
+            yield from walk(child)
+
+    return any(
+        (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        )
+        or isinstance(node, ast.Yield | ast.YieldFrom)
+        for node in walk(function)
+    )
+
+
+def _takes_all(function: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> bool:
+    """Whether an override takes, by name, every parameter of a release's method (``params`` in the ladder's words,
+    ``self`` first): always when it has ``**kwargs``."""
+    if function.args.kwarg is not None:
+        return True
+    own = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+    wanted = {p.lstrip("^").rstrip("=") for p in params[1:] if not p.startswith("*")}
+    return wanted <= own
+
+
 class OverrideChecks(TrainerCallChecks):
     """Overrides and ``super()`` calls in Trainer subclasses."""
 
-    def _super_call(self, node: ast.Call) -> None:
-        """``super().name(...)`` in a Trainer subclass: does the installed method still take this call?"""
+    def _self_call(self, node: ast.Call) -> None:
+        """``self.name(...)`` in a Trainer subclass, ``name`` a method the file's classes do not define or set: the
+        installed Trainer's method runs, so the call is judged as ``super().name(...)`` is."""
+        context = self._trainer_context()
+        if context is None or not isinstance(node.func, ast.Attribute) or not self.class_stack:
+            return
+        name = node.func.attr
+        if name.startswith("__") or any(_defines(local.node, name) for local in context[1].locals):
+            return
+        self._super_call(node, own=True)
+
+    def _super_call(self, node: ast.Call, own: bool = False) -> None:
+        """``super().name(...)`` in a Trainer subclass (or, with ``own``, ``self.name(...)`` of an inherited
+        method): does the installed method still take this call?"""
         context = self._trainer_context()
         if context is None or not isinstance(node.func, ast.Attribute) or not self.class_stack:
             return
         owner, chain = context
         name = node.func.attr
-        parents = chain.locals[1:]
+        parents = chain.locals if own else chain.locals[1:]
         if any(_method(local.node, name) is not None for local in parents) or chain.root is None:
             return
         if name == "__init__":
+            if own:
+                return
             if chain.unknown:
                 return
             parent = _Chain(parents, chain.root, [])
@@ -78,10 +127,11 @@ class OverrideChecks(TrainerCallChecks):
         why = _bind_described(params, len(node.args), keywords)
         if why is None or not _ladder_accepted_call(name, len(node.args), keywords):
             return
+        inherited = f" (inherited from {chain.root.__name__}: this file does not define it)" if own else ""
         self._add(
             node,
             "call-signature",
-            f"`{ast.unparse(node.func)}(...)` in `{owner}` no longer fits {_library_release(chain.root)}: "
+            f"`{ast.unparse(node.func)}(...)` in `{owner}` no longer fits {_library_release(chain.root)}{inherited}: "
             f"{name}{_plain(signature)} is what it takes, and {why}",
             f"call it as {ast.unparse(node.func)}{_plain(signature, skip_self=True)}",
         )
@@ -103,15 +153,19 @@ class OverrideChecks(TrainerCallChecks):
             self._missing_method(owner, function, root, chain)
             return
         signature = methods[name]
+        if self._uncalled(owner, function, root):
+            return
+        self._returns_nothing(owner, function, root)
         replaced = _replaced(chain) - {name}  # callers the file's classes replace: their calls never happen
         sites = _call_sites(root).get(name, {})
         calls = _merged(sites, replaced)
         failures = [(shape, why) for shape in calls if (why := _bind(function, shape))]
         fits = lambda shape: _bind(function, shape) is None  # noqa: E731
+        covers = lambda params: _takes_all(function, params)  # noqa: E731
         caller = None
         if failures and not _ladder_ever_fitted(name, fits, replaced):
             failing = [c for c, shapes in sorted(sites.items()) if c not in replaced and not all(map(fits, shapes))]
-            caller = _ladder_changed_caller(name, fits, failing)
+            caller = _ladder_changed_caller(name, fits, failing, covers)
             if caller is None:
                 return  # no release on the ladder called it in a way this override takes: not something 5.x changed
             failures = [(shape, why) for shape in sites[caller] if (why := _bind(function, shape))]
@@ -136,6 +190,44 @@ class OverrideChecks(TrainerCallChecks):
             f"`{owner}.{name}` no longer fits {_library_release(root)}: {problem}{change}",
             f"def {name}{wanted}: ..."
             + (" (and pass every argument on to super())" if name in ("training_step", "compute_loss") else ""),
+        )
+
+    def _uncalled(self, owner: str, function: ast.FunctionDef | ast.AsyncFunctionDef, root: type) -> bool:
+        """An override of a hook that an older Trainer called and the installed one still defines but never calls
+        (``create_optimizer_and_scheduler``): what the override does silently never happens. Reported (and true)
+        unless the file calls the method itself, or the installed library calls it."""
+        name = function.name
+        if name in _calls(root) or _referenced(self.module, name, function):
+            return False
+        called = ladder_last_called(name)
+        if called is None:
+            return False
+        self._add(
+            function,
+            "uncalled-method",
+            f"`{owner}.{name}` overrides a method that {_library_release(root)}'s {root.__name__} still has but never "
+            f"calls ({called}): what this override does silently never happens",
+            "move its body into the methods the installed Trainer calls (create_optimizer_and_scheduler: override "
+            "create_optimizer and create_scheduler), or call it yourself",
+        )
+        return True
+
+    def _returns_nothing(self, owner: str, function: ast.FunctionDef | ast.AsyncFunctionDef, root: type) -> None:
+        """An override that returns nothing, of a method an older Trainer called only for its effect and whose
+        result the installed Trainer uses (``dataset = self._remove_unused_columns(dataset, ...)``): the caller now
+        gets None."""
+        name = function.name
+        if _returns_value(function) or not _uses_return(root, name):
+            return
+        release = history_discarded_return(name)
+        if release is None:
+            return
+        self._add(
+            function,
+            "method-return",
+            f"`{owner}.{name}` returns nothing: transformers {release}'s {root.__name__} called it for its effect "
+            f"and ignored the result, {_library_release(root)}'s uses what it returns, so it gets None",
+            f"return the result (`return super().{name}(...)`, or the value this override builds)",
         )
 
     @staticmethod

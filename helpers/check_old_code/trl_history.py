@@ -46,4 +46,17 @@ TRL_REMOVED_FIELDS: dict[str, frozenset[str]] = {
     "SFTConfig": frozenset(
         {"max_seq_length", "dataset_batch_size", "num_of_sequences", "chars_per_token", "use_liger"}
     ),
+    # GRPOConfig came after 0.11.4: its fields read the same way from trl 0.20.0's wheel (trl/trainer/grpo_config.py)
+    "GRPOConfig": frozenset(
+        {"max_prompt_length", "use_liger_loss", "vllm_guided_decoding_regex", "wandb_log_unique_prompts"}
+    ),
+}
+
+# The trl release each class's removed fields were read from, where it is not TRL_OLD_RELEASE.
+TRL_FIELD_RELEASE = {"GRPOConfig": "0.20.0"}
+
+# What to do instead, where trl said it when it deprecated the field (trl 0.26.0's GRPOConfig help text).
+TRL_REMOVED_ADVICE = {
+    ("GRPOConfig", "max_prompt_length"): "trl no longer truncates prompts: filter or truncate your dataset's "
+    "prompts before training",
 }

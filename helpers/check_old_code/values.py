@@ -1,5 +1,6 @@
-"""Findings on the values of enum-valued options (``optim="adamw_hf"``, ``OptimizerNames.ADAMW_HF``) that a ladder
-release took and the installed one refuses (``removed-value``).
+"""Findings on values: those of enum-valued options (``optim="adamw_hf"``, ``OptimizerNames.ADAMW_HF``) that a
+ladder release took and the installed one refuses (``removed-value``), and values whose meaning changed while the
+name stayed (``changed-value``): ``report_to=None``, ``args.local_rank == 0``, ``len(args.fsdp)``.
 """
 
 from __future__ import annotations
@@ -11,10 +12,17 @@ from helpers.old_arguments import OLD_VALUES
 from helpers.release_facts import CHOICE_FIELDS
 
 from .file_facts import _argparse_defaults
-from .installed import installed_choices, installed_version
-from .ladder_results import ladder_enum_value, ladder_value_removal
+from .installed import (
+    installed_choices,
+    installed_fields,
+    installed_fields_set,
+    installed_refusal,
+    installed_value,
+    installed_version,
+)
+from .ladder_results import ladder_enum_value, ladder_value_removal, old_default, old_releases_setting
 from .resolve import _chain, _resolve
-from .syntax import _declared_default, _declares, _options
+from .syntax import _declared_default, _declares, _is_name, _options
 from .visitor import _Visitor
 
 
@@ -115,3 +123,87 @@ class ValueChecks(_Visitor):
             f"{name}={replacement[0]!r} ({replacement[1]})" if replacement else f"one of {sorted(choices)}",
             catches="ValueError",
         )
+
+    # -- values whose meaning changed ------------------------------------------------------------------------------
+    def _changed_keyword(self, name: str, node: ast.AST, owner: str) -> None:
+        """``report_to=None`` (also as one branch of ``a if c else None``): the old default, which 4.x read as every
+        installed integration, and which the installed release refuses when the Trainer is built."""
+        for option in _options(node):
+            if not (isinstance(option, ast.Constant) and option.value is None):
+                continue
+            was = old_default(name)
+            refused = installed_refusal(name, None)
+            if was is None or was[0] != "None" or refused is None:
+                continue
+            self._add(
+                option,
+                "changed-value",
+                f"`{name}=None` in {owner}: None was the default (transformers {was[1]}'s source), so 4.x took it; "
+                f"{installed_version()} refuses it when the Trainer is built ({refused})",
+                f'{name}="none" to report to no integration, or name them: {name}=["tensorboard"]',
+                catches="ValueError",
+            )
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        """``args.local_rank == 0`` (or ``!= -1``, ``in [-1, 0]``, ``> -1``...): a field that 4.x's
+        TrainingArguments set itself from the launcher (``LOCAL_RANK``) and the installed one leaves as given."""
+        sides = [node.left, *node.comparators]
+        for index, side in enumerate(sides):
+            if not (isinstance(side, ast.Attribute) and isinstance(side.ctx, ast.Load)):
+                continue
+            others = [other for position, other in enumerate(sides) if position != index]
+            if not any(_int_constants(other) for other in others):
+                continue
+            if self._arguments_of(side.value) is None:
+                continue
+            self._unset_field(side)
+        self.generic_visit(node)
+
+    def _unset_field(self, node: ast.Attribute) -> None:
+        """Report a comparison of ``node`` (``args.local_rank``) when 4.x set the field itself and the installed
+        release does not."""
+        name = node.attr
+        setting = old_releases_setting(name)
+        if name not in installed_fields() or not setting or name in installed_fields_set():
+            return
+        value = installed_value(name)
+        self._add(
+            node,
+            "changed-value",
+            f"`{ast.unparse(node)}` compared with a number: 4.x's TrainingArguments set `{name}` itself (the source "
+            f"of {setting[0]} to {setting[-1]} assigns it: from the launcher's LOCAL_RANK, later from the process "
+            f"state, 0 in a one-process run); {installed_version()}'s never does, so it stays {value!r} unless the "
+            f"script is given --{name}: the test now decides otherwise (a save guarded by `== 0` never happens)",
+            f"use `{ast.unparse(node.value)}.process_index == 0` (or `.local_process_index`, `.world_size > 1`), or "
+            "trainer.is_world_process_zero()",
+            catches="changed-value",
+        )
+
+    def _len_call(self, node: ast.Call) -> None:
+        """``len(args.fsdp)``: a field whose installed default is None where 4.x's was not (a string or list), so
+        ``len()`` raises TypeError when the script does not give it."""
+        if not (_is_name(node.func, "len") and len(node.args) == 1 and isinstance(node.args[0], ast.Attribute)):
+            return
+        field_node = node.args[0]
+        if self._arguments_of(field_node.value) is None:
+            return
+        name = field_node.attr
+        was = old_default(name)
+        if name not in installed_fields() or installed_value(name) is not None or was is None or was[0] == "None":
+            return
+        self._add(
+            node,
+            "changed-value",
+            f"`{ast.unparse(node)}`: `{name}` defaults to None on {installed_version()} (transformers {was[1]}: "
+            f"{was[0]}), so len() raises TypeError when the option is not given",
+            f"test it for truth instead: `if {ast.unparse(field_node)}:`",
+        )
+
+
+def _int_constants(node: ast.AST) -> bool:
+    """Whether ``node`` is an integer, a negated one, or a list, tuple or set of them (``[-1, 0]``)."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return bool(node.elts) and all(_int_constants(item) for item in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int

@@ -9,6 +9,7 @@ import re
 
 from .findings import MARKER, Finding, lesson_for
 from .installed import _classes, _imports_work, installed_callback_kwargs
+from .ladder_results import ever_fields
 from .resolve import _Arguments, _Chain, _is_trainer, _Module
 from .scopes import _is_self_args, _Scope, _trainer_arguments
 from .sources import _Unit
@@ -39,6 +40,7 @@ class _Visitor(ast.NodeVisitor):
         self.reported_tokenizer: set[int] = set()
         self.reported_values: set[int] = set()
         self.reported_keys: set[int] = set()
+        self.foreign_args: dict[int, bool] = {}  # a Trainer class's self.args is a class from elsewhere
         self.guarded: set[int] = set()  # self.x read after hasattr(self, "x") and ...: exists whenever it is read
         self.fallbacks = 0  # inside `except ImportError:` after imports the installed release has: never runs
         self.patched = module.patched()
@@ -55,7 +57,9 @@ class _Visitor(ast.NodeVisitor):
         finding = Finding(self.unit.path, line, kind, message, fix, lesson_for(kind), self.unit.cell)
         if any(f.line == line and f.kind == kind and f.message == message for f, _ in self.found):
             return  # the same name read twice on one line: one finding
-        caught = any(catches in handled or "Exception" in handled for handled in self.try_stack)
+        # only a handler that names the error says the code expects it; `except Exception:` guards against anything,
+        # and there the error is swallowed silently (a training step skipped, a save not made): still a finding
+        caught = any(catches in handled for handled in self.try_stack)
         expected = caught or self._marked(line) or any(self.marked_stack)
         self.found.append((finding, expected))
 
@@ -128,6 +132,27 @@ class _Visitor(ast.NodeVisitor):
         if _is_self_args(node) and self._trainer_context() is not None:
             return _trainer_arguments(self.module)
         return None
+
+    def _foreign_args(self) -> bool:
+        """Whether the Trainer class being read uses ``self.args.<name>`` for a name that no TrainingArguments
+        release ever had and that the file's own arguments classes do not declare (``self.args.sortish_sampler``
+        of the 4.x seq2seq examples): its ``self.args`` is an arguments class from elsewhere, whose fields this
+        file does not show, so a field the installed class no longer has may be one of its own: not judged."""
+        if not self.class_stack:
+            return False
+        owner = self.class_stack[-1][0]
+        if id(owner) not in self.foreign_args:
+            from transformers import TrainingArguments
+
+            known = ever_fields() | self.module.declared_argument_fields()
+            self.foreign_args[id(owner)] = any(
+                isinstance(node, ast.Attribute)
+                and _is_self_args(node.value)
+                and node.attr not in known
+                and not hasattr(TrainingArguments, node.attr)
+                for node in ast.walk(owner)
+            )
+        return self.foreign_args[id(owner)]
 
     def _keywords(self, node: ast.Call) -> list[tuple[ast.keyword, str | None]]:
         """The call's keywords, with ``**kwargs`` opened where the file builds that dict itself: each keyword

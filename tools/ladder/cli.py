@@ -11,6 +11,7 @@ from helpers.pins import pinned
 from tools.ladder.bisection import command_bisect
 from tools.ladder.environments import install, installed, probe
 from tools.ladder.era import ERA, SOURCE_CLAIMS, command_era
+from tools.ladder.history import command_history
 from tools.ladder.package_index import command_newest, latest_summary
 from tools.ladder.page import write_page
 from tools.ladder.results_file import change_problems, merge, problems, read_results, relabel, write_results
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     newest.add_argument("--record", action="store_true", help="write the answer into the results and the page")
     newest.add_argument("pip_args", nargs="*", help="requirements for the dry run, after --, e.g. -- -r FILE")
     sub.add_parser("era", help=f"quote {ERA}'s wheel for the lessons; bisect source claims before the ladder")
+    sub.add_parser("history", help="read 4.0-4.22 from their wheels into docs/ladder/history.json (for the checker)")
     sub.add_parser("page", help="regenerate docs/ladder.md from the results file")
     sub.add_parser("relabel", help="take the lessons' references from probes.py into the results, then the page")
     sub.add_parser("list", help="the releases and why each is on the ladder")
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "era":
             return command_era()
+        if args.command == "history":
+            return command_history()
         if args.command == "bisect":
             return command_bisect(args.fresh, args.keep_venvs)
         if args.command == "newest":
