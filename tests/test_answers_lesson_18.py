@@ -150,6 +150,21 @@ def reward_with_numpy(prompts, completions, answer, trainer_state, **rest):
     return np.where(said == right, 1.0, np.where(single, 0.2, 0.0)).tolist()
 
 
+async def reward_async(completions, answer, **kwargs):
+    # an LLM judge would await here; trl awaits an async reward function
+    return [
+        1.0 if c.strip() == a.strip() else (0.2 if c.strip() in set("0123456789") else 0.0)
+        for c, a in zip(completions, answer)
+    ]
+
+
+def reward_float32_tensor(completions, answer, **kwargs):
+    said = [c.strip() for c in completions]
+    right = torch.tensor([s == a.strip() for s, a in zip(said, answer)], dtype=torch.float32)
+    single = torch.tensor([len(s) == 1 and s.isdigit() for s in said], dtype=torch.float32)
+    return right + 0.2 * single * (1 - right)
+
+
 def reward_without_kwargs(completions, answer):
     return [1.0 if c.strip() == a.strip() else 0.2 for c, a in zip(completions, answer)]
 
@@ -171,6 +186,29 @@ def reward_any_digit_start(completions, answer, **kwargs):
     ]
 
 
+def reward_as_text(completions, answer, **kwargs):
+    return [
+        "1.0" if c.strip() == a.strip() else "0.2" if len(c.strip()) == 1 and c.strip().isdigit() else "0.0"
+        for c, a in zip(completions, answer)
+    ]
+
+
+def reward_dict(completions, answer, **kwargs):
+    said = [c.strip() for c in completions]
+    rewards = [1.0 if s == a.strip() else 0.2 if len(s) == 1 and s.isdigit() else 0.0 for s, a in zip(said, answer)]
+    return {"rewards": rewards}
+
+
+def reward_parses_int(completions, answer, **kwargs):
+    rewards = []
+    for c, a in zip(completions, answer):
+        try:
+            rewards.append(1.0 if int(c) == int(a) else 0.2 if int(c) < 10 else 0.0)
+        except ValueError:
+            rewards.append(0.0)
+    return rewards
+
+
 def reward_mean(completions, answer, **kwargs):
     return sum(c.strip() == a.strip() for c, a in zip(completions, answer)) / len(completions)
 
@@ -178,7 +216,7 @@ def reward_mean(completions, answer, **kwargs):
 CORRECT = {
     "q1": [collate_with_pad_sequence, collate_left_padded_to_eight],
     "q2": [exact_match_by_text, exact_match_by_ids],
-    "q3": [reward_from_kwargs, reward_with_numpy],
+    "q3": [reward_from_kwargs, reward_with_numpy, reward_async, reward_float32_tensor],
 }
 
 MISTAKES = {
@@ -199,6 +237,9 @@ MISTAKES = {
         (reward_unstripped, "strip the spaces at either end"),
         (reward_any_digit_start, "0.2 for a wrong single digit"),
         (reward_mean, "return one reward per completion"),
+        (reward_as_text, "return numbers (float), not text"),
+        (reward_dict, "digit_reward returned a dict"),
+        (reward_parses_int, "do not parse it as a number"),
     ],
 }
 

@@ -12,6 +12,9 @@ from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_18 as solutions
 
 CASES_SEED = 1717  # the check draws its cases from this seed each time it runs, never the lesson's rows
+# GRPOTrainer keeps rewards in float32 (torch.tensor(..., dtype=torch.float32)): 0.2 there is 0.20000000298...;
+# the check compares in float32 too, with a margin far below the 0.2 between two rewards.
+REWARD_TOLERANCE = 1e-6
 
 
 # ---- exercise 1: collate_completions(rows, pad_id, eos_id) -------------------------------------------------------
@@ -204,7 +207,8 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
 
     draw = random.Random(seed)
     prompts, completions, answers, expected = [], [], [], []
-    kinds = ["right", "right_spaced", "wrong_digit", "two_digits", "empty", "word", "digit_then_text"] * 2
+    kinds = ["right", "right_spaced", "wrong_digit", "two_digits", "leading_zero", "empty", "word", "digit_then_text"]
+    kinds *= 2
     draw.shuffle(kinds)
     for kind in kinds:
         values = [draw.randint(0, 9) for _ in range(draw.randint(3, 8))]
@@ -215,6 +219,7 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
             "right_spaced": (f" {best} \n", 1.0),
             "wrong_digit": (f" {other}", 0.2),
             "two_digits": (f" {best}{other}", 0.0),
+            "leading_zero": (f" 0{best}", 0.0),  # int() reads it as the right digit
             "empty": ("", 0.0),
             "word": (" nine", 0.0),
             "digit_then_text": (f" {best} is", 0.0),
@@ -236,34 +241,101 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
     return kwargs, expected
 
 
-def _check_reward(answer: Any) -> None:
-    if not callable(answer):
-        raise Wrong("digit_reward should be a function: def digit_reward(completions, **kwargs): ...")
-    kwargs, expected = reward_cases()
+def rewards_as_grpo_receives(function: Any, kwargs: dict[str, Any]) -> Any:
+    """Call a reward function the way trl 1.16's ``GRPOTrainer._calculate_rewards`` does, and return the rewards
+    as it keeps them: a float32 tensor.
+
+    What trl does (trl/trainer/grpo_trainer.py, ``_calculate_rewards``): an async function (``is_async_callable``:
+    a coroutine function, or a callable whose ``__call__`` is one) is awaited on an event loop of its own thread;
+    ``None`` becomes NaN (``[r if r is not None else torch.nan for r in output]``), the length must be the number
+    of completions (a ``ValueError`` otherwise), and the rewards become ``torch.tensor(output, dtype=torch.float32)``,
+    which refuses strings. The check raises :class:`Wrong` with a message of its own where trl would raise."""
+    import asyncio
+    import functools
+    import inspect
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    unwrapped = function
+    while isinstance(unwrapped, functools.partial):
+        unwrapped = unwrapped.func
+    is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(type(unwrapped).__call__)
+    step = (
+        "GRPOTrainer "
+        + ("awaited" if is_async else "called")
+        + " digit_reward("
+        + ", ".join(f"{key}=..." for key in kwargs)
+        + ")"
+    )
     with learner_code(
-        "GRPOTrainer called digit_reward(prompts=..., completions=..., completion_ids=..., answer=..., "
-        "source_row=..., trainer_state=..., log_extra=..., log_metric=...)",
+        step,
         "GRPOTrainer passes these keyword arguments to every reward function: take the ones you need by name and "
         "the rest with **kwargs. The dataset's completion column is never passed; the right digit is in 'answer'.",
     ):
-        rewards = answer(**kwargs)
-    try:
-        rewards = [float(value) for value in rewards]
-    except TypeError:
+        if is_async:
+            with ThreadPoolExecutor(max_workers=1) as loop_thread:  # trl awaits it on a loop of its own thread
+                output = loop_thread.submit(asyncio.run, function(**kwargs)).result()
+        else:
+            output = function(**kwargs)
+        if inspect.isawaitable(output):
+            raise Wrong(
+                "digit_reward returned a coroutine that GRPOTrainer never awaits: it awaits a reward function only "
+                "when the function itself is declared `async def` (or its __call__ is)."
+            )
+    count = len(kwargs["completions"])
+    if isinstance(output, dict):
         raise Wrong(
-            f"return one reward per completion (a list of {len(expected)} numbers), got {rewards!r:.60}."
+            f"digit_reward returned a dict (keys {list(output)[:3]}); GRPOTrainer wants a list of {count} numbers, "
+            "one reward per completion, in the order of the completions."
+        )
+    if isinstance(output, (str, bytes)) or not hasattr(output, "__iter__"):
+        raise Wrong(f"return one reward per completion (a list of {count} numbers), got {output!r:.60}.")
+    with learner_code("reading the rewards your function returned"):
+        rewards = [reward if reward is not None else torch.nan for reward in output]
+    if len(rewards) != count:
+        raise Wrong(f"return one reward per completion: {count} completions, {len(rewards)} rewards.")
+    try:
+        return torch.tensor(rewards, dtype=torch.float32)
+    except (TypeError, ValueError, RuntimeError) as error:
+        kinds = sorted({type(reward).__name__ for reward in rewards})
+        raise Wrong(
+            f"GRPOTrainer turns the rewards into torch.tensor(rewards, dtype=torch.float32), which refused yours "
+            f"({', '.join(kinds)}: {error}); return numbers (float), not text."
         ) from None
-    if len(rewards) != len(expected):
-        raise Wrong(f"return one reward per completion: {len(expected)} completions, {len(rewards)} rewards.")
-    for completion, want, got, value in zip(kwargs["completions"], kwargs["answer"], rewards, expected, strict=True):
-        if abs(got - value) > 1e-9:
-            if value == 1.0 and completion != completion.strip():
+
+
+def _check_reward(answer: Any) -> None:
+    import torch
+
+    if not callable(answer):
+        raise Wrong("digit_reward should be a function: def digit_reward(completions, **kwargs): ...")
+    kwargs, expected = reward_cases()
+    rewards = rewards_as_grpo_receives(answer, kwargs)
+    wanted = torch.tensor(expected, dtype=torch.float32)
+    for completion, want, got, value in zip(
+        kwargs["completions"], kwargs["answer"], rewards.tolist(), wanted.tolist(), strict=True
+    ):
+        if math.isnan(got):
+            raise Wrong(
+                f"{completion!r} (answer {want!r}) got None, which GRPOTrainer turns into NaN: every completion "
+                f"needs a number (expected {value:g})."
+            )
+        if abs(got - value) > REWARD_TOLERANCE:
+            said = completion.strip()
+            if value == 1.0 and completion != said:
                 raise Wrong(
-                    f"{completion!r} (answer {want!r}) got {got}: strip the spaces at either end before comparing."
+                    f"{completion!r} (answer {want!r}) got {got:g}: strip the spaces at either end before comparing."
+                )
+            if value == 0.0 and said.isdigit() and len(said) > 1 and got == 1.0:
+                raise Wrong(
+                    f"{completion!r} (answer {want!r}) got {got:g}, expected 0: {said!r} is {len(said)} characters, "
+                    f"not a single digit; compare the text, do not parse it as a number (int({said!r}) is "
+                    f"{int(said)})."
                 )
             raise Wrong(
-                f"{completion!r} (answer {want!r}) got {got}, expected {value}: 1.0 for the right digit, 0.2 for a "
-                "wrong single digit, 0.0 for anything else (two digits, a word, nothing)."
+                f"{completion!r} (answer {want!r}) got {got:g}, expected {value:g}: 1.0 for the right digit, 0.2 for "
+                "a wrong single digit, 0.0 for anything else (two digits, a word, nothing)."
             )
 
 
