@@ -1,5 +1,6 @@
 """Exercises of lesson 16 (choosing a LoRA adapter): target names read from a model, and an adapter on the top
-blocks only, each applied with ``get_peft_model`` to a BERT and a Llama classifier of the check's own sizes."""
+blocks only, each applied with ``get_peft_model`` to a BERT, a Llama and a DistilBERT classifier of the check's own
+sizes."""
 
 from __future__ import annotations
 
@@ -12,16 +13,26 @@ from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_16 as solutions
 
 CASES_SEED = 1616  # the check draws its block counts from this seed each time it runs
-HEADS = {"BertForSequenceClassification": "classifier", "LlamaForSequenceClassification": "score"}
+HEADS = {
+    "BertForSequenceClassification": "classifier",
+    "LlamaForSequenceClassification": "score",
+    "DistilBertForSequenceClassification": "classifier",
+}
+# Linear layers outside the blocks that sit before the head: an adapter there is right, and so is none (a
+# learner may count DistilBERT's pre_classifier as part of its head).
+EITHER_WAY = {"DistilBertForSequenceClassification": {"pre_classifier"}}
 
 
 def models(seed: int = CASES_SEED) -> list[tuple[str, Any]]:
-    """The check's classifiers: a BERT and a Llama, their numbers of blocks drawn (3 to 5), never the lesson's 6."""
+    """The check's classifiers: a BERT, a Llama and a DistilBERT (built from a config, no weights), their numbers
+    of blocks drawn (3 to 5), never the lesson's 6. Three architectures name their layers three ways (query,
+    q_proj, q_lin), so names written out for two of them match nothing on the third."""
     draw = random.Random(seed)
-    bert_layers, llama_layers = draw.randint(3, 5), draw.randint(3, 5)
+    bert_layers, llama_layers, distil_layers = draw.randint(3, 5), draw.randint(3, 5), draw.randint(3, 5)
     return [
         (f"a BERT of {bert_layers} blocks", fixtures.tiny_model(seed=seed, layers=bert_layers)),
         (f"a Llama of {llama_layers} blocks", fixtures.tiny_llama(seed=seed, layers=llama_layers)),
+        (f"a DistilBERT of {distil_layers} blocks", fixtures.tiny_distilbert(seed=seed, layers=distil_layers)),
     ]
 
 
@@ -87,8 +98,16 @@ def _check_targets(answer: Any) -> None:
                 f"on {label}, your names put an adapter on the head ({head}): leave the head out (it trains in "
                 "full); its name differs from one architecture to the next."
             )
-        if adapted != expected:
-            missing = expected - adapted
+        either_way = EITHER_WAY.get(type(model).__name__, set())
+        extra, missing = adapted - expected, expected - adapted - either_way
+        if extra:
+            kinds = sorted({type(module).__name__ for name, module in model.named_modules() if name in extra})
+            raise Wrong(
+                f"on {label}, your names also put an adapter on {len(extra)} layers that are not nn.Linear "
+                f"({_describe(extra)}: {', '.join(kinds)}): a target matches every layer whose name ends with it, "
+                "so keep only the names of linear layers."
+            )
+        if missing:
             raise Wrong(
                 f"on {label}, your names leave {len(missing)} linear layers without an adapter ({_describe(missing)})"
                 ": read every nn.Linear from model.named_modules(), not only the attention's."
@@ -97,6 +116,7 @@ def _check_targets(answer: Any) -> None:
 
 def _check_top_blocks(answer: Any) -> None:
     from peft import PeftModel
+    from peft.tuners.tuners_utils import NoMatchingPeftModuleError
 
     if not callable(answer):
         raise Wrong("top_blocks_adapter should be a function: def top_blocks_adapter(model, k): ...")
@@ -105,9 +125,17 @@ def _check_top_blocks(answer: Any) -> None:
         blocks = model.config.num_hidden_layers
         expected_all = _linear_layers(model)
         for k in sorted(draw.sample(range(1, blocks), 2)):
-            advice = f"If PEFT found nothing to adapt, check the block numbers: this model has {blocks}, from 0."
-            with learner_code(f"calling top_blocks_adapter({label}, k={k})", advice):
-                adapted_model = answer(type(model)(model.config), k)
+            try:
+                with learner_code(f"calling top_blocks_adapter({label}, k={k})"):
+                    adapted_model = answer(type(model)(model.config), k)
+            except Wrong as wrong:
+                if not isinstance(wrong.__cause__, NoMatchingPeftModuleError):
+                    raise
+                raise Wrong(
+                    f"on {label} with k={k}, PEFT found no layer to adapt ({wrong.__cause__}); check the block "
+                    f"numbers: this model has {blocks}, from 0; and check that your target names are this model's "
+                    "own (read them from the model, as in exercise 1)."
+                ) from None
             if not isinstance(adapted_model, PeftModel):
                 raise Wrong(
                     f"top_blocks_adapter returned {type(adapted_model).__name__}; return the model with its "
