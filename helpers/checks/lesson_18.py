@@ -4,6 +4,7 @@ builds (and fed to a small Llama), an exact-match ``compute_metrics`` over gener
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from typing import Any
@@ -58,7 +59,9 @@ def _check_collator(answer: Any) -> None:
         raise Wrong("collate_completions should be a function: def collate_completions(rows, pad_id, eos_id): ...")
     for rows, pad_id, eos_id in collator_cases():
         with learner_code(f"calling collate_completions(rows, pad_id={pad_id}, eos_id={eos_id})"):
-            batch = answer([dict(row) for row in rows], pad_id, eos_id)
+            # a copy down to the token lists: an answer that appends eos_id to a row in place changes its own
+            # rows, never the check's
+            batch = answer(copy.deepcopy(rows), pad_id, eos_id)
         ids, mask, labels = (_as_rows(batch, key, len(rows)) for key in ("input_ids", "attention_mask", "labels"))
         for row, row_ids, row_mask, row_labels in zip(rows, ids, mask, labels, strict=True):
             prompt, answer_ids = row["prompt_ids"], row["completion_ids"]
@@ -82,6 +85,11 @@ def _check_collator(answer: Any) -> None:
                 raise Wrong("the padding must have the label -100 too: pad_id is a real token id the loss would learn.")
             wanted = [-100] * len(prompt) + answer_ids + [eos_id]
             got = [row_labels[i] for i in kept]
+            if all(label == -100 for label in got):
+                raise Wrong(
+                    "every label of a row is -100, so the loss has nothing to learn: keep -100 on the prompt and the "
+                    "padding only; the completion and eos_id are labelled with their own ids."
+                )
             if got[: len(prompt)] != [-100] * len(prompt):
                 raise Wrong("the prompt's labels must be -100: the loss should train the completion only.")
             if got != wanted:
@@ -117,11 +125,45 @@ def metric_tokenizer() -> Any:
     return tokenizer
 
 
+# What a compute_metrics scores when it makes one of these mistakes, computed on the check's own cases (so that
+# a message names a mistake only when the answer's scores are that mistake's, case by case).
+METRIC_MISTAKES = {
+    "prompt kept": "each prediction begins with the prompt echoed back; cut it off (its length is the number of "
+    "-100 labels before the completion)",
+    "no stop at EOS": "stop each prediction at its first EOS; what comes after it is not part of the answer",
+    "EOS in labels": "compare with the labels without their EOS: the prediction, cut at its first EOS, has none",
+    "left pads kept": "drop the left padding (pad_token_id) before you cut off the prompt: with the pads left in, "
+    "the cut lands short of the completion on every padded row",
+}
+
+
+def metric_share(predictions: Any, labels: Any, tokenizer: Any, mistake: str | None = None) -> float:
+    """The exact match of ``predictions`` against ``labels``, done right (``mistake=None``) or with one of
+    :data:`METRIC_MISTAKES`."""
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+    hits = 0
+    for row, row_labels in zip(predictions.tolist(), labels.tolist(), strict=True):
+        prompt_length = next(i for i, label in enumerate(row_labels) if label != -100)
+        wanted = [label for label in row_labels if label != -100 and (label != eos or mistake == "EOS in labels")]
+        tokens = [t for t in row if t != -100 and (t != pad or mistake == "left pads kept")]
+        if mistake != "prompt kept":
+            tokens = tokens[prompt_length:]
+        if mistake == "no stop at EOS":  # special tokens skipped, the rest kept (decode(skip_special_tokens=True))
+            tokens = [t for t in tokens if t not in (eos, pad)]
+        elif eos in tokens:
+            tokens = tokens[: tokens.index(eos)]
+        if mistake == "left pads kept":
+            tokens = [t for t in tokens if t != pad]
+        hits += tokens == wanted
+    return hits / len(predictions)
+
+
 def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any, float, dict[str, float]]]:
     """Drawn evaluation sets as the Trainer hands them over: (predictions, labels, expected share, {mistake: share}).
 
-    Each prediction row: left padding, the prompt echoed back, the generated tokens (right, wrong, run on without
-    EOS, or right then EOS and more tokens), right padding; rows padded to one width with -100."""
+    Each prediction row: left padding (none on some rows), the prompt echoed back, the generated tokens (right,
+    wrong, run on without EOS, or right then EOS and more tokens), right padding; rows padded to one width with
+    -100. The shares of :data:`METRIC_MISTAKES` are computed on each set."""
     import numpy as np
 
     from helpers.language_model import max_digit_rows
@@ -131,8 +173,7 @@ def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any,
     cases = []
     for size, count in ((9, 1), (12, 2), (7, 3)):
         rows = max_digit_rows(size, seed=seed + count, digits=(2, 7))
-        predictions, labels, right = [], [], []
-        echo_kept, no_stop = [], []
+        predictions, labels = [], []
         for row in rows:
             prompt = tokenizer(row["prompt"])["input_ids"]
             answer = tokenizer(row["completion"])["input_ids"]
@@ -146,16 +187,26 @@ def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any,
             }[kind]
             predictions.append([pad] * draw.randint(0, 3) + prompt + generated)
             labels.append([-100] * len(prompt) + answer + [eos])
-            right.append(kind in ("right", "right_then_more"))
-            no_stop.append(kind == "right")
-            echo_kept.append(False)
         width = max(map(len, predictions)) + draw.randint(0, 2)
         label_width = max(map(len, labels)) + draw.randint(0, 2)
         prediction_array = np.array([p + [-100] * (width - len(p)) for p in predictions])
         label_array = np.array([lab + [-100] * (label_width - len(lab)) for lab in labels])
-        mistakes = {"prompt kept": sum(echo_kept) / size, "no stop at EOS": sum(no_stop) / size}
-        cases.append((prediction_array, label_array, sum(right) / size, mistakes))
+        expected = metric_share(prediction_array, label_array, tokenizer)
+        mistakes = {name: metric_share(prediction_array, label_array, tokenizer, name) for name in METRIC_MISTAKES}
+        cases.append((prediction_array, label_array, expected, mistakes))
     return cases
+
+
+def _watched(ids: Any, calls: list[str]) -> Any:
+    """``ids`` as an array that notes in ``calls`` when ``argmax`` is taken of it (np.argmax calls the method)."""
+    import numpy as np
+
+    class WatchedIds(np.ndarray):
+        def argmax(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append("argmax")
+            return np.asarray(self).argmax(*args, **kwargs)
+
+    return ids.copy().view(WatchedIds)
 
 
 def _check_exact_match(answer: Any) -> None:
@@ -168,34 +219,46 @@ def _check_exact_match(answer: Any) -> None:
         compute_metrics = answer(tokenizer)
     if not callable(compute_metrics):
         raise Wrong("make_exact_match(tokenizer) should return a function: the compute_metrics the Trainer calls.")
-    for predictions, labels, expected, mistakes in metric_cases(tokenizer):
+    cases, values, calls = metric_cases(tokenizer), [], []
+    for predictions, labels, _, _ in cases:
         with learner_code(
             "calling your compute_metrics",
             "The predictions hold -100 where the Trainer padded the rows to one width: no tokenizer decodes -100.",
         ):
-            result = compute_metrics(EvalPrediction(predictions=predictions.copy(), label_ids=labels.copy()))
+            result = compute_metrics(EvalPrediction(predictions=_watched(predictions, calls), label_ids=labels.copy()))
         if not isinstance(result, dict) or "exact_match" not in result:
             raise Wrong(f"compute_metrics should return a dict with the key 'exact_match', got {result!r:.80}.")
         try:
-            value = float(result["exact_match"])
+            values.append(float(result["exact_match"]))
         except (TypeError, ValueError):
             raise Wrong(f"exact_match should be a number, got {result['exact_match']!r:.60}.") from None
-        if abs(value - expected) < 1e-9:
-            continue
-        if abs(value - mistakes["prompt kept"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: each prediction begins with the prompt echoed "
-                "back; cut it off (its length is the number of -100 labels before the completion)."
-            )
-        if abs(value - mistakes["no stop at EOS"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: stop each prediction at its first EOS; "
-                "what comes after it is not part of the answer."
-            )
+    wrong = [(value, case[2]) for value, case in zip(values, cases, strict=True) if abs(value - case[2]) >= 1e-9]
+    if not wrong:
+        return
+    value, expected = wrong[0]
+    said = f"exact match {value:.3f}, expected {expected:.3f}"
+    if calls:
         raise Wrong(
-            f"exact match {value:.3f}, expected {expected:.3f}: compare the generated tokens after the prompt, "
-            "up to the first EOS, with the labels that are not -100 (without their EOS), skipping the padding."
+            f"{said}: the predictions are token ids already (generate's output, one id per position), not logits; "
+            "argmax over them picks positions, not tokens. Compare the ids themselves."
         )
+    fits = [
+        name
+        for name in METRIC_MISTAKES
+        if all(abs(v - case[3][name]) < 1e-9 for v, case in zip(values, cases, strict=True))
+    ]
+    if len(fits) == 1:
+        raise Wrong(f"{said}: {METRIC_MISTAKES[fits[0]]}.")
+    if fits:
+        raise Wrong(
+            f"{said}, on each of the check's sets the score of one of these mistakes: "
+            + "; or ".join(METRIC_MISTAKES[name] for name in fits)
+            + "."
+        )
+    raise Wrong(
+        f"{said}: compare the generated tokens after the prompt, up to the first EOS, with the labels that are not "
+        "-100 (without their EOS), skipping the padding."
+    )
 
 
 # ---- exercise 3: digit_reward(completions, **kwargs) -------------------------------------------------------------
