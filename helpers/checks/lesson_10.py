@@ -48,10 +48,28 @@ def _check_steps(answer: Any) -> None:
         if yours != expected:
             examples, batch, processes, accumulation = case
             raise Wrong(
-                f"{examples} reviews, batch {batch} per process, {processes} processes, accumulation "
-                f"{accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said {yours}. "
-                "Each process reads its own batch, and a last, smaller batch still counts."
+                f"{examples} reviews, batch {batch} per process, {processes} process{'es' if processes != 1 else ''}, "
+                f"accumulation {accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said "
+                f"{yours}. {_steps_advice(yours, *case)}"
             )
+
+
+def _steps_advice(yours: Any, examples: int, batch: int, processes: int, accumulation: int) -> str:
+    """The rule this case shows the answer broke, told apart by the count each slip gives."""
+    batches = math.ceil(examples / (batch * processes))
+    if accumulation > 1 and yours == batches // accumulation:
+        return (
+            f"Each process reads {batches} batches; the last {batches % accumulation} of them, fewer than "
+            f"{accumulation}, still make an optimizer step (round the division by the accumulation up)."
+        )
+    if yours in (examples // (batch * processes) // accumulation, max(examples // (batch * processes), 1)):
+        return "A last, smaller batch still counts: round the division of the reviews by the batch up."
+    if processes > 1 and yours == _trainer_steps(examples, batch, 1, accumulation):
+        return f"Each process reads its own batch: the {processes} processes share the reviews out between them."
+    return (
+        "Each process reads its own batch, a last, smaller batch still counts, and so does a last group of fewer "
+        "batches than the accumulation."
+    )
 
 
 def _log_as(collector: Any, args: Any, world_zero: bool, local_zero: bool, logs: dict[str, float]) -> None:
