@@ -267,7 +267,7 @@ MISTAKES = {
     "q3": [
         (ClassLossThisProcess, "process 0's reviews alone"),
         (ClassLossMeanOfMeans, "mean of the micro-batches' means"),
-        (ClassLossAverageOfProcesses, "on 2 processes (process 0's log)"),
+        (ClassLossAverageOfProcesses, "the mean of the processes' own means"),
         (ClassLossNeverRestarted, "then start again"),
         (ClassLossReducedOnZero, "process 0 waited in all_reduce (called from log"),
     ],

@@ -186,7 +186,12 @@ def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], w
             if close(entry[name], want[name]):
                 continue
             means = [measure[name][0] / measure[name][1] for measure in window]
-            if len(ranks) > 1 and close(entry[name], own[name]):
+            per_process = [merged(window_of(history, entry, train)).get(name) for train in ranks]
+            if len(ranks) > 1 and None not in per_process and close(entry[name], sum(per_process) / len(ranks)):
+                why = "that is the mean of the processes' own means, which weighs a process with few reviews of "
+                why += "the class like one with many: add up the sums and the counts over every process (one "
+                why += "all-reduce of both, reduction='sum'), then divide."
+            elif len(ranks) > 1 and close(entry[name], own[name]):
                 why = "that is process 0's reviews alone: add up the sums and the counts over every process (one "
                 why += "all-reduce of both, self.accelerator.reduce) before you divide."
             elif close(entry[name], sum(means) / len(means)):
