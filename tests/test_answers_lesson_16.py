@@ -154,6 +154,18 @@ def top_blocks_rank_four(model, k):
     return get_peft_model(model, config)
 
 
+def top_blocks_head_suffixes_kept(model, k):
+    """Every linear name but the final head's, with the top blocks: DistilBERT's pre_classifier is among them,
+    and PEFT's sequence-classification task trains it in full already."""
+    names = sorted(
+        {n.split(".")[-1] for n, m in model.named_modules() if isinstance(m, nn.Linear)} - {"classifier", "score"}
+    )
+    top = list(range(model.config.num_hidden_layers - k, model.config.num_hidden_layers))
+    return get_peft_model(
+        model, LoraConfig(task_type=TaskType.SEQ_CLS, r=8, target_modules=names, layers_to_transform=top)
+    )
+
+
 def top_blocks_all_linear(model, k):
     blocks = model.config.num_hidden_layers
     config = LoraConfig(
@@ -197,6 +209,7 @@ MISTAKES = {
         (top_blocks_rank_four, "asks for rank 8"),
         (top_blocks_config_only, "return the model with its adapter"),
         (top_blocks_regex_two_architectures, "that your target names are this model's own"),
+        (top_blocks_head_suffixes_kept, "Leave those names out of target_modules"),
         (top_blocks_all_linear, "`layers_to_transform` cannot be used when `target_modules` is a str"),
     ],
 }

@@ -18,8 +18,9 @@ HEADS = {
     "LlamaForSequenceClassification": "score",
     "DistilBertForSequenceClassification": "classifier",
 }
-# Linear layers outside the blocks that sit before the head: an adapter there is right, and so is none (a
-# learner may count DistilBERT's pre_classifier as part of its head).
+# Linear layers outside the blocks that sit before the head: an adapter there is right, and so is none. PEFT's
+# sequence-classification task counts DistilBERT's pre_classifier as part of the head (a name that ends with
+# "classifier") and trains it in full, so exercise 2 cannot adapt it; exercise 1 names targets without a task.
 EITHER_WAY = {"DistilBertForSequenceClassification": {"pre_classifier"}}
 
 
@@ -129,6 +130,13 @@ def _check_top_blocks(answer: Any) -> None:
                 with learner_code(f"calling top_blocks_adapter({label}, k={k})"):
                     adapted_model = answer(type(model)(model.config), k)
             except Wrong as wrong:
+                if "modules_to_save cannot be applied" in str(wrong.__cause__):
+                    raise Wrong(
+                        f"on {label} with k={k}, PEFT refused your adapter ({wrong.__cause__}): the "
+                        "sequence-classification task trains the head in full (every module whose name ends with "
+                        "classifier or score, DistilBERT's pre_classifier too) and cannot also put an adapter on it. "
+                        "Leave those names out of target_modules."
+                    ) from None
                 if not isinstance(wrong.__cause__, NoMatchingPeftModuleError):
                     raise
                 raise Wrong(
