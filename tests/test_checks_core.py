@@ -131,3 +131,22 @@ def test_a_hang_names_the_learners_call_not_the_course_helper_it_went_through():
     )
     where = waiting_in_collective(stack)
     assert where == "all_reduce (through pop_means, lesson_07.py:181, called from log, my_notebook.py:12)", where
+
+
+def test_a_check_runs_on_one_torch_thread_and_puts_the_kernels_count_back() -> None:
+    """The checks' models are 32 wide: on two threads each operation waits at a barrier for the other thread, which
+    on a busy 2-core machine made first checks take 16 to 42 s; one thread, then the kernel's count back."""
+    import torch
+
+    seen = []
+    exercise = Exercise("x", lambda answer: seen.append(torch.get_num_threads()), "", None, name="99.2")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert exercise.evaluate(1).status == PASSED
+        assert seen == [1] and torch.get_num_threads() == 2
+        exercise.one_thread = False  # the capstone's project trains on the kernel's threads
+        exercise.evaluate(1)
+        assert seen == [1, 2]
+    finally:
+        torch.set_num_threads(before)

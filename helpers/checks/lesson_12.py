@@ -153,6 +153,7 @@ q2 = Exercise(
     hint_text="Start from make_starter_trainer: lesson 07's WeightedLossTrainer with balanced class weights counted "
     "on the training split, evaluation and saving every epoch, the best model kept by F1, warmup and a decay.",
     solution_obj=solutions.make_capstone_trainer,
+    one_thread=False,  # trains the course model for a minute: it uses the kernel's threads, as the lesson does
 )
 
 bind_exercises(globals())
