@@ -1,7 +1,7 @@
 """The first check of every exercise, timed in a fresh kernel right after the set-up cell (tools/first_checks.py:
 one new process runs the set-up cell, then forks a child per exercise): each passes with the reference solution
-within 5 s, the capstone's project and the two-process hang diagnosis excepted (they keep their own limits and
-their own tests).
+(helpers.solutions, so the participant copy leaves this test out) within 5 s, the capstone's project and the
+two-process hang diagnosis excepted (they keep their own limits and their own tests).
 
 The CPU time of each check is held to the limit always. The wall time is held to it when the machine was quiet
 while the checks ran (a load average below its number of cores): on a machine that other work keeps busy, the
