@@ -305,7 +305,7 @@ MISTAKES = {
         (reward_any_digit_start, "0.2 for a wrong single digit"),
         (reward_mean, "return one reward per completion"),
         (reward_as_text, "return numbers (float), not text"),
-        (reward_dict, "digit_reward returned a dict"),
+        (reward_dict, "returned a dict (keys"),
         (reward_parses_int, "do not parse it as a number"),
     ],
 }

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.checks.lesson_05 import misspelled_events_note
+from helpers.checks.steps import steps_advice, trainer_steps
 from helpers.solutions import lesson_10 as solutions
-
-
-def _trainer_steps(examples: int, per_device_batch: int, processes: int, accumulation: int) -> int:
-    """The Trainer's own count (trainer.py, ``num_update_steps_per_epoch``), with the batches one process reads."""
-    batches_per_process = math.ceil(examples / (per_device_batch * processes))
-    return max(batches_per_process // accumulation + int(batches_per_process % accumulation > 0), 1)
-
 
 STEPS_SEED = 101  # the check draws its cases from this seed each time it runs; none is a case the lesson shows
 
@@ -44,32 +37,14 @@ def _check_steps(answer: Any) -> None:
     for case in steps_cases():
         with learner_code(f"calling steps_per_epoch{case}"):
             yours = answer(*case)
-        expected = _trainer_steps(*case)
+        expected = trainer_steps(*case)
         if yours != expected:
             examples, batch, processes, accumulation = case
             raise Wrong(
                 f"{examples} reviews, batch {batch} per process, {processes} process{'es' if processes != 1 else ''}, "
                 f"accumulation {accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said "
-                f"{yours}. {_steps_advice(yours, *case)}"
+                f"{yours}. {steps_advice(yours, *case)}"
             )
-
-
-def _steps_advice(yours: Any, examples: int, batch: int, processes: int, accumulation: int) -> str:
-    """The rule this case shows the answer broke, told apart by the count each slip gives."""
-    batches = math.ceil(examples / (batch * processes))
-    if accumulation > 1 and yours == batches // accumulation:
-        return (
-            f"Each process reads {batches} batches; the last {batches % accumulation} of them, fewer than "
-            f"{accumulation}, still make an optimizer step (round the division by the accumulation up)."
-        )
-    if yours in (examples // (batch * processes) // accumulation, max(examples // (batch * processes), 1)):
-        return "A last, smaller batch still counts: round the division of the reviews by the batch up."
-    if processes > 1 and yours == _trainer_steps(examples, batch, 1, accumulation):
-        return f"Each process reads its own batch: the {processes} processes share the reviews out between them."
-    return (
-        "Each process reads its own batch, a last, smaller batch still counts, and so does a last group of fewer "
-        "batches than the accumulation."
-    )
 
 
 def _log_as(collector: Any, args: Any, world_zero: bool, local_zero: bool, logs: dict[str, float]) -> None:

@@ -181,8 +181,7 @@ def signal_case(seed: int = SIGNAL_SEED) -> tuple[int, int]:
 
 
 def due_case(seed: int = SIGNAL_SEED) -> int:
-    """The step of a second SIGTERM, one at which the run's own log and save are due (save_steps is that step):
-    a callback that returns a new TrainerControl there drops them, even if it asks for a save and a stop."""
+    """A second SIGTERM's step, where the run's own log and save are due (a new TrainerControl there drops them)."""
     return LOG_EVERY * random.Random(seed + 1).randint(2, 3)
 
 
@@ -302,15 +301,12 @@ def _run_until_sigterm(
     return child.exitcode, report
 
 
-# Events that run before on_step_end in a step: an answer that acts on the request in one of them acts one step
-# late (the SIGTERM came during the step, after them).
-_BEFORE_STEP_END = ("on_step_begin", "on_pre_optimizer_step", "on_optimizer_step", "on_substep_end")
-
-
 def _events_before_step_end(answer: type) -> list[str]:
-    """The events of :data:`_BEFORE_STEP_END` that ``answer`` (or a class of its own above it) defines."""
+    """The events that run before on_step_end in a step which ``answer`` (or a class of its own above it) defines:
+    acting on the request in one of them acts one step late (the SIGTERM came during the step, after them)."""
     own = [cls for cls in answer.__mro__ if cls is not TrainerCallback and issubclass(cls, TrainerCallback)]
-    return [event for event in _BEFORE_STEP_END if any(event in vars(cls) for cls in own)]
+    events = ("on_step_begin", "on_pre_optimizer_step", "on_optimizer_step", "on_substep_end")
+    return [event for event in events if any(event in vars(cls) for cls in own)]
 
 
 def _check_save_on_sigterm(answer: Any) -> None:
@@ -327,10 +323,9 @@ def _check_quiet_run(answer: type) -> None:
     """A run without a SIGTERM: it trains to max_steps and puts the handler back when training ends."""
     with tempfile.TemporaryDirectory() as folder:
         code, report = _run_until_sigterm(answer, folder, None, (QUIET_STEPS, QUIET_STEPS + 1))
-    if "error" in report:
-        raise Wrong(f"in a run without a SIGTERM, {report['error']}")
-    if code or not report or "exit" in report:
-        raise Wrong(f"a run without a SIGTERM ended the process (exit code {code}, {report.get('exit', 'no report')}).")
+    if code or not report or "exit" in report or "error" in report:
+        ended = f"the process ended (exit code {code}, {report.get('exit', 'no report')})"
+        raise Wrong(f"in a run without a SIGTERM, {report.get('error', ended)}")
     if report["step"] != QUIET_STEPS:
         raise Wrong(
             f"in a run without a SIGTERM your callback stopped the run at step {report['step']} of {QUIET_STEPS}: "

@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.grpo import rewards_as_grpo_receives
 from helpers.solutions import lesson_18 as solutions
 
 CASES_SEED = 1717  # the check draws its cases from this seed each time it runs, never the lesson's rows
@@ -304,77 +305,18 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
     return kwargs, expected
 
 
-def rewards_as_grpo_receives(function: Any, kwargs: dict[str, Any]) -> Any:
-    """Call a reward function the way trl 1.16's ``GRPOTrainer._calculate_rewards`` does, and return the rewards
-    as it keeps them: a float32 tensor.
-
-    What trl does (trl/trainer/grpo_trainer.py, ``_calculate_rewards``): an async function (``is_async_callable``:
-    a coroutine function, or a callable whose ``__call__`` is one) is awaited on an event loop of its own thread;
-    ``None`` becomes NaN (``[r if r is not None else torch.nan for r in output]``), the length must be the number
-    of completions (a ``ValueError`` otherwise), and the rewards become ``torch.tensor(output, dtype=torch.float32)``,
-    which refuses strings. The check raises :class:`Wrong` with a message of its own where trl would raise."""
-    import asyncio
-    import functools
-    import inspect
-    from concurrent.futures import ThreadPoolExecutor
-
-    import torch
-
-    unwrapped = function
-    while isinstance(unwrapped, functools.partial):
-        unwrapped = unwrapped.func
-    is_async = inspect.iscoroutinefunction(unwrapped) or inspect.iscoroutinefunction(type(unwrapped).__call__)
-    step = (
-        "GRPOTrainer "
-        + ("awaited" if is_async else "called")
-        + " digit_reward("
-        + ", ".join(f"{key}=..." for key in kwargs)
-        + ")"
-    )
-    with learner_code(
-        step,
-        "GRPOTrainer passes these keyword arguments to every reward function: take the ones you need by name and "
-        "the rest with **kwargs. The dataset's completion column is never passed; the right digit is in 'answer'.",
-    ):
-        if is_async:
-            with ThreadPoolExecutor(max_workers=1) as loop_thread:  # trl awaits it on a loop of its own thread
-                output = loop_thread.submit(asyncio.run, function(**kwargs)).result()
-        else:
-            output = function(**kwargs)
-        if inspect.isawaitable(output):
-            raise Wrong(
-                "digit_reward returned a coroutine that GRPOTrainer never awaits: it awaits a reward function only "
-                "when the function itself is declared `async def` (or its __call__ is)."
-            )
-    count = len(kwargs["completions"])
-    if isinstance(output, dict):
-        raise Wrong(
-            f"digit_reward returned a dict (keys {list(output)[:3]}); GRPOTrainer wants a list of {count} numbers, "
-            "one reward per completion, in the order of the completions."
-        )
-    if isinstance(output, (str, bytes)) or not hasattr(output, "__iter__"):
-        raise Wrong(f"return one reward per completion (a list of {count} numbers), got {output!r:.60}.")
-    with learner_code("reading the rewards your function returned"):
-        rewards = [reward if reward is not None else torch.nan for reward in output]
-    if len(rewards) != count:
-        raise Wrong(f"return one reward per completion: {count} completions, {len(rewards)} rewards.")
-    try:
-        return torch.tensor(rewards, dtype=torch.float32)
-    except (TypeError, ValueError, RuntimeError) as error:
-        kinds = sorted({type(reward).__name__ for reward in rewards})
-        raise Wrong(
-            f"GRPOTrainer turns the rewards into torch.tensor(rewards, dtype=torch.float32), which refused yours "
-            f"({', '.join(kinds)}: {error}); return numbers (float), not text."
-        ) from None
-
-
 def _check_reward(answer: Any) -> None:
     import torch
 
     if not callable(answer):
         raise Wrong("digit_reward should be a function: def digit_reward(completions, **kwargs): ...")
     kwargs, expected = reward_cases()
-    rewards = rewards_as_grpo_receives(answer, kwargs)
+    rewards = rewards_as_grpo_receives(
+        answer,
+        kwargs,
+        "GRPOTrainer passes these keyword arguments to every reward function: take the ones you need by name and "
+        "the rest with **kwargs. The dataset's completion column is never passed; the right digit is in 'answer'.",
+    )
     wanted = torch.tensor(expected, dtype=torch.float32)
     for completion, want, got, value in zip(
         kwargs["completions"], kwargs["answer"], rewards.tolist(), wanted.tolist(), strict=True
