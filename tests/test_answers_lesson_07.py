@@ -160,6 +160,13 @@ class TorchWeightedMeanTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
+class TorchWeightedMeanUnscaled(TorchWeightedMeanTrainer):
+    """The per-batch route (loss_is_scaled_for_ga = False) done, but F.cross_entropy(weight=...)'s mean divides
+    each micro-batch by the sum of its weights."""
+
+    loss_is_scaled_for_ga = False
+
+
 # ---- 07.3: the parts of the loss, logged as columns of their own ----
 
 
@@ -293,6 +300,7 @@ MISTAKES = {
         (LessonWeightedTrainer, "class_weights"),
         (UnweightedTrainer, "Weight class c by"),
         (TorchWeightedMeanTrainer, "Divide the summed loss by num_items_in_batch"),
+        (TorchWeightedMeanUnscaled, "A weighted mean divides by the sum of the weights"),
     ],
     "q2": [
         (focal_mean, "divided by num_items_in_batch"),

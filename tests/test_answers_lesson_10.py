@@ -9,8 +9,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from exercise_cases import answer_tests
+from exercise_cases import answer_tests, exercise
 from transformers import Trainer, TrainerCallback
+
+from helpers.checks import WRONG
 
 
 def steps_ceil_trick(examples, per_device_batch, processes, accumulation):
@@ -26,6 +28,10 @@ def steps_by_loop(examples, per_device_batch, processes, accumulation):
 
 def steps_no_processes(examples, per_device_batch, processes, accumulation):
     return math.ceil(math.ceil(examples / per_device_batch) / accumulation)
+
+
+def steps_accumulation_floor(examples, per_device_batch, processes, accumulation):
+    return max(math.ceil(examples / (per_device_batch * processes)) // accumulation, 1)
 
 
 def steps_floor(examples, per_device_batch, processes, accumulation):
@@ -249,7 +255,8 @@ CORRECT = {
 MISTAKES = {
     "q1": [
         (steps_no_processes, "Each process reads its own batch"),
-        (steps_floor, "the Trainer takes"),
+        (steps_floor, "A last, smaller batch still counts"),
+        (steps_accumulation_floor, "still make an optimizer step"),
         (steps_lookup_table, "KeyError"),  # passed before the cases were drawn
     ],
     "q2": [
@@ -260,7 +267,7 @@ MISTAKES = {
     "q3": [
         (ClassLossThisProcess, "process 0's reviews alone"),
         (ClassLossMeanOfMeans, "mean of the micro-batches' means"),
-        (ClassLossAverageOfProcesses, "on 2 processes (process 0's log)"),
+        (ClassLossAverageOfProcesses, "the mean of the processes' own means"),
         (ClassLossNeverRestarted, "then start again"),
         (ClassLossReducedOnZero, "process 0 waited in all_reduce (called from log"),
     ],
@@ -269,3 +276,16 @@ MISTAKES = {
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
     CORRECT, MISTAKES
 )
+
+
+def test_the_accumulation_floor_is_not_told_about_a_smaller_batch():
+    verdict = exercise("10", "q1").evaluate(steps_accumulation_floor)
+    assert verdict.status == WRONG and "smaller batch" not in verdict.message, verdict
+
+
+def test_one_process_is_singular():
+    def wrong_on_one_process(examples, per_device_batch, processes, accumulation):
+        return steps_ceil_trick(examples, per_device_batch, processes, accumulation) + (processes == 1)
+
+    verdict = exercise("10", "q1").evaluate(wrong_on_one_process)
+    assert verdict.status == WRONG and "1 process," in verdict.message, verdict

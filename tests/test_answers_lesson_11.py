@@ -247,6 +247,45 @@ class SigtermRestoresDefault(SigtermEvent):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+class SigtermRestoredOnlyAfterSignal(TrainerCallback):
+    """Wrong: puts the previous handler back when it acts on a SIGTERM, and never when no SIGTERM came."""
+
+    def __init__(self):
+        self.asked, self.before = False, None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.before = signal.signal(signal.SIGTERM, self._note)
+
+    def _note(self, signum, frame):
+        self.asked = True
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.asked:
+            control.should_save = control.should_training_stop = True
+            signal.signal(signal.SIGTERM, self.before)
+
+
+class SigtermFreshControlWhenAsked(SigtermEvent):
+    """Wrong: returns a new TrainerControl only at the SIGTERM's step; it asks for the save and the stop, and drops
+    the log that was due there."""
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            return TrainerControl(should_save=True, should_training_stop=True)
+        return None
+
+
+class SigtermOnOptimizerStep(SigtermEvent):
+    """Wrong: acts in on_optimizer_step, which runs before the step's end: one step late."""
+
+    def on_optimizer_step(self, args, state, control, **kwargs):
+        if self.stop_now.is_set():
+            control.should_save = control.should_training_stop = True
+
+    def on_step_end(self, args, state, control, **kwargs):
+        pass
+
+
 # Realistic mistakes derived from the reference solution by one change.
 
 
@@ -294,6 +333,9 @@ MISTAKES = {
         (SigtermAtStepBegin, "one step late"),
         (SigtermFreshControl, "never a new TrainerControl"),
         (SigtermRestoresDefault, "was SIG_DFL, not the handler"),
+        (SigtermRestoredOnlyAfterSignal, "in a run without a SIGTERM"),
+        (SigtermFreshControlWhenAsked, "never a new TrainerControl"),
+        (SigtermOnOptimizerStep, "not in on_optimizer_step of the next one"),
         ("SaveOnSigterm", "must be a class"),
     ],
 }

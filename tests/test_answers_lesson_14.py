@@ -4,6 +4,7 @@ The answers are written here, not imported from the solutions."""
 
 from __future__ import annotations
 
+import torch
 from exercise_cases import answer_tests
 from transformers import TrainerCallback
 
@@ -113,6 +114,27 @@ class CurvesPerEpoch(TrainerCallback):
             self.curves[-1].append(metrics["eval_loss"])
 
 
+def model_init_config_after(trial):
+    """Writes the trial's dropout into the config after building: the nn.Dropout modules keep 0.1."""
+    model = build_classifier(2 if trial is None else trial.suggest_int("num_layers", 1, 3), 0.1)
+    if trial is not None:
+        model.config.hidden_dropout_prob = trial.suggest_float("dropout", 0.0, 0.5)
+    return model
+
+
+def model_init_sets_modules(trial):
+    """Builds at 0.1, then sets p on every hidden nn.Dropout (and the config to match): right too."""
+    if trial is None:
+        return build_classifier(2, 0.1)
+    model = build_classifier(trial.suggest_int("num_layers", 1, 3), 0.1)
+    rate = trial.suggest_float("dropout", 0.0, 0.5)
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Dropout) and "attention.self" not in name:
+            module.p = rate
+    model.config.hidden_dropout_prob = rate
+    return model
+
+
 model_not_function = build_classifier(2, 0.1)  # a model where a function of the trial belongs
 
 
@@ -130,8 +152,23 @@ class CurvesSharedList(TrainerCallback):
             self.curves[-1].append(metrics["eval_loss"])
 
 
+class CurvesDefaultList(TrainerCallback):
+    """Right events, but the list is a mutable default argument: every instance made without it shares it."""
+
+    def __init__(self, curves=[]):  # noqa: B006 - the mistake under test
+        self.curves = curves
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_hyper_param_search:
+            self.curves.append([])
+
+    def on_evaluate(self, args, state, control, metrics=None, **kwargs):
+        if state.is_hyper_param_search:
+            self.curves[-1].append(metrics["eval_loss"])
+
+
 CORRECT = {
-    "q1": [model_init_categorical, model_init_keywords],
+    "q1": [model_init_categorical, model_init_keywords, model_init_sets_modules],
     "q2": [CurvesFromLogs, CurvesByTrialParams],
 }
 
@@ -142,12 +179,14 @@ MISTAKES = {
         (model_init_other_names, '"num_layers"'),
         (model_init_narrow, "your search space is"),
         (model_not_function, "is a model"),
+        (model_init_config_after, "a value written into model.config afterwards changes nothing"),
     ],
     "q2": [
         (CurvesFlat, "one list per trial"),
         (CurvesEverywhere, "outside a search add nothing"),
         (CurvesPerEpoch, "one list per trial"),
         (CurvesSharedList, "class attribute"),
+        (CurvesDefaultList, "a mutable default argument"),
     ],
 }
 

@@ -113,6 +113,7 @@ MISTAKES = {
         (ported_with(use_cpu=False), "use_cpu=True"),
         (ported_with(optim=None), "optim='adafactor'"),
         (ported_with(eval_strategy="epoch"), "eval_strategy"),
+        (ported_with(eval_steps=None), "you left eval_steps out"),
     ],
     "q2": [
         (RecorderAsTheOldExample, "the Trainer never calls on_epoch_ended"),

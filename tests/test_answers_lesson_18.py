@@ -33,6 +33,26 @@ def collate_left_padded_to_eight(rows, pad_id, eos_id):
     return {key: torch.tensor(value) for key, value in batch.items()}
 
 
+def collate_appends_in_place(rows, pad_id, eos_id):
+    """Appends eos_id to each row's completion in place (the rows are the collator's to change): right too."""
+    for r in rows:
+        r["completion_ids"].append(eos_id)
+    width = max(len(r["prompt_ids"]) + len(r["completion_ids"]) for r in rows)
+    ids, mask, labels = [], [], []
+    for r in rows:
+        seq, fill = r["prompt_ids"] + r["completion_ids"], width - len(r["prompt_ids"]) - len(r["completion_ids"])
+        ids.append(seq + [pad_id] * fill)
+        mask.append([1] * len(seq) + [0] * fill)
+        labels.append([-100] * len(r["prompt_ids"]) + r["completion_ids"] + [-100] * fill)
+    return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask), "labels": torch.tensor(labels)}
+
+
+def collate_every_label_masked(rows, pad_id, eos_id):
+    batch = collate_with_pad_sequence(rows, pad_id, eos_id)
+    batch["labels"] = torch.full_like(batch["input_ids"], -100)
+    return batch
+
+
 def collate_prompt_in_labels(rows, pad_id, eos_id):
     batch = collate_with_pad_sequence(rows, pad_id, eos_id)
     batch["labels"] = torch.where(batch["attention_mask"] == 1, batch["input_ids"], -100)
@@ -119,6 +139,49 @@ def exact_match_no_stop(tokenizer):
     return compute_metrics
 
 
+def _cut(row, labels, pad, eos):
+    prompt_length = int(np.argmax(labels != -100))
+    tokens = [t for t in row.tolist() if t not in (-100, pad)][prompt_length:]
+    return tokens[: tokens.index(eos)] if eos in tokens else tokens
+
+
+def exact_match_eos_in_labels(tokenizer):
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+
+    def compute_metrics(prediction):
+        hits = [
+            _cut(row, labels, pad, eos) == labels[labels != -100].tolist()
+            for row, labels in zip(prediction.predictions, prediction.label_ids)
+        ]
+        return {"exact_match": sum(hits) / len(hits)}
+
+    return compute_metrics
+
+
+def exact_match_left_pads_kept(tokenizer):
+    eos = tokenizer.eos_token_id
+
+    def compute_metrics(prediction):
+        hits = 0
+        for row, labels in zip(prediction.predictions, prediction.label_ids):
+            start = int(np.argmax(labels != -100))
+            tokens = row[row != -100][start:].tolist()  # the left pads are still there
+            tokens = tokens[: tokens.index(eos)] if eos in tokens else tokens
+            hits += tokens == [t for t in labels.tolist() if t not in (-100, eos)]
+        return {"exact_match": hits / len(prediction.label_ids)}
+
+    return compute_metrics
+
+
+def exact_match_argmax(tokenizer):
+    def compute_metrics(prediction):
+        said = prediction.predictions.argmax(-1)  # as if they were logits
+        wanted = np.array([row[row != -100][0] for row in prediction.label_ids])
+        return {"exact_match": float((said == wanted).mean())}
+
+    return compute_metrics
+
+
 def exact_match_decodes_minus_100(tokenizer):
     def compute_metrics(prediction):
         said = tokenizer.batch_decode(prediction.predictions, skip_special_tokens=True)
@@ -150,6 +213,21 @@ def reward_with_numpy(prompts, completions, answer, trainer_state, **rest):
     return np.where(said == right, 1.0, np.where(single, 0.2, 0.0)).tolist()
 
 
+async def reward_async(completions, answer, **kwargs):
+    # an LLM judge would await here; trl awaits an async reward function
+    return [
+        1.0 if c.strip() == a.strip() else (0.2 if c.strip() in set("0123456789") else 0.0)
+        for c, a in zip(completions, answer)
+    ]
+
+
+def reward_float32_tensor(completions, answer, **kwargs):
+    said = [c.strip() for c in completions]
+    right = torch.tensor([s == a.strip() for s, a in zip(said, answer)], dtype=torch.float32)
+    single = torch.tensor([len(s) == 1 and s.isdigit() for s in said], dtype=torch.float32)
+    return right + 0.2 * single * (1 - right)
+
+
 def reward_without_kwargs(completions, answer):
     return [1.0 if c.strip() == a.strip() else 0.2 for c, a in zip(completions, answer)]
 
@@ -171,14 +249,37 @@ def reward_any_digit_start(completions, answer, **kwargs):
     ]
 
 
+def reward_as_text(completions, answer, **kwargs):
+    return [
+        "1.0" if c.strip() == a.strip() else "0.2" if len(c.strip()) == 1 and c.strip().isdigit() else "0.0"
+        for c, a in zip(completions, answer)
+    ]
+
+
+def reward_dict(completions, answer, **kwargs):
+    said = [c.strip() for c in completions]
+    rewards = [1.0 if s == a.strip() else 0.2 if len(s) == 1 and s.isdigit() else 0.0 for s, a in zip(said, answer)]
+    return {"rewards": rewards}
+
+
+def reward_parses_int(completions, answer, **kwargs):
+    rewards = []
+    for c, a in zip(completions, answer):
+        try:
+            rewards.append(1.0 if int(c) == int(a) else 0.2 if int(c) < 10 else 0.0)
+        except ValueError:
+            rewards.append(0.0)
+    return rewards
+
+
 def reward_mean(completions, answer, **kwargs):
     return sum(c.strip() == a.strip() for c, a in zip(completions, answer)) / len(completions)
 
 
 CORRECT = {
-    "q1": [collate_with_pad_sequence, collate_left_padded_to_eight],
+    "q1": [collate_with_pad_sequence, collate_left_padded_to_eight, collate_appends_in_place],
     "q2": [exact_match_by_text, exact_match_by_ids],
-    "q3": [reward_from_kwargs, reward_with_numpy],
+    "q3": [reward_from_kwargs, reward_with_numpy, reward_async, reward_float32_tensor],
 }
 
 MISTAKES = {
@@ -187,11 +288,15 @@ MISTAKES = {
         (collate_no_eos, "append it to the completion"),
         (collate_pad_labelled, "the padding must have the label -100"),
         (collate_zero_padding, "pad with pad_id"),
+        (collate_every_label_masked, "every label of a row is -100"),
     ],
     "q2": [
         (exact_match_prompt_kept, "the prompt echoed back"),
         (exact_match_no_stop, "stop each prediction at its first EOS"),
         (exact_match_decodes_minus_100, "no tokenizer decodes -100"),
+        (exact_match_eos_in_labels, "compare with the labels without their EOS"),
+        (exact_match_left_pads_kept, "drop the left padding (pad_token_id) before you cut off the prompt"),
+        (exact_match_argmax, "the predictions are token ids already"),
     ],
     "q3": [
         (reward_without_kwargs, "take the ones you need by name and the rest with **kwargs"),
@@ -199,6 +304,9 @@ MISTAKES = {
         (reward_unstripped, "strip the spaces at either end"),
         (reward_any_digit_start, "0.2 for a wrong single digit"),
         (reward_mean, "return one reward per completion"),
+        (reward_as_text, "return numbers (float), not text"),
+        (reward_dict, "returned a dict (keys"),
+        (reward_parses_int, "do not parse it as a number"),
     ],
 }
 

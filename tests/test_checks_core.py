@@ -108,3 +108,45 @@ def test_bind_exercises_names_each_exercise_after_its_module_and_variable() -> N
         bind_exercises({"__name__": "helpers.checks.core", "q1": first})
     with pytest.raises(ValueError, match="not an Exercise"):
         bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": "first"})
+
+
+def test_a_hang_names_the_learners_call_not_the_course_helper_it_went_through():
+    """A learner who calls lesson 07's RunningMeans.pop_means on process zero only hangs in all_reduce; the
+    message names their own line, and the course helper only as the way the call went."""
+    import os
+
+    import helpers
+    from helpers.checks.processes import waiting_in_collective
+
+    course = os.path.dirname(helpers.__file__)
+    stack = "\n".join(
+        [
+            'File "/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2800 in all_reduce',
+            'File "/venv/lib/python3.11/site-packages/accelerate/utils/operations.py", line 700 in reduce',
+            'File "/venv/lib/python3.11/site-packages/accelerate/accelerator.py", line 2900 in reduce',
+            f'File "{course}/lessons/lesson_07.py", line 181 in pop_means',
+            'File "/home/me/my_notebook.py", line 12 in log',
+            'File "/venv/lib/python3.11/site-packages/transformers/trainer.py", line 1900 in _maybe_log_save_evaluate',
+        ]
+    )
+    where = waiting_in_collective(stack)
+    assert where == "all_reduce (through pop_means, lesson_07.py:181, called from log, my_notebook.py:12)", where
+
+
+def test_a_check_runs_on_one_torch_thread_and_puts_the_kernels_count_back() -> None:
+    """The checks' models are 32 wide: on two threads each operation waits at a barrier for the other thread, which
+    on a busy 2-core machine made first checks take 16 to 42 s; one thread, then the kernel's count back."""
+    import torch
+
+    seen = []
+    exercise = Exercise("x", lambda answer: seen.append(torch.get_num_threads()), "", None, name="99.2")
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert exercise.evaluate(1).status == PASSED
+        assert seen == [1] and torch.get_num_threads() == 2
+        exercise.one_thread = False  # the capstone's project trains on the kernel's threads
+        exercise.evaluate(1)
+        assert seen == [1, 2]
+    finally:
+        torch.set_num_threads(before)

@@ -103,6 +103,27 @@ class Verdict:
         return f"{head}: {self.message}" if self.message else head
 
 
+@contextmanager
+def one_torch_thread(active: bool = True) -> Iterator[None]:
+    """Run the block with torch's intra-op pool at one thread, then put back the kernel's count.
+
+    The checks train models 32 wide: each operation is microseconds of work, and on two threads every one of them
+    ends in a barrier where a thread waits for the other to be scheduled. On a 2-core machine with anything else
+    running, that wait is most of the check: a check of lesson 03 took 42 s of wall time on two threads (15 s of
+    CPU) and 2.4 s on one, lesson 05's 16.4 s and 3.0 s (tools/first_checks.py, load average 8 on 2 cores)."""
+    if not active:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def is_stub(answer: Any, stub: Any = None) -> bool:
     """True for the untouched placeholder: ``stub`` (the notebook's), ``None`` or ``...``."""
     return answer is None or answer is Ellipsis or answer is stub
@@ -119,6 +140,8 @@ class Exercise:
         hint_text: shown by :meth:`hint`: the mistake to look for and the idea to use, never the solution's code.
         solution_obj: the reference answer (a function, class or value in ``helpers.solutions``).
         stub: the placeholder the notebook starts with.
+        one_thread: run the check with torch on one thread (:func:`one_torch_thread`), as every check on the
+            course's tiny models should; the capstone's project, which trains the course model, keeps the kernel's.
         wrong_note: ``wrong_note(answer) -> str``, a sentence added to every ``wrong`` verdict (``""`` for none).
         name: the id ``"NN.K"``, set by :func:`bind_exercises`; never typed.
 
@@ -133,6 +156,7 @@ class Exercise:
     stub: Any = None
     wrong_note: Callable[[Any], str] | None = None
     name: str = ""
+    one_thread: bool = True
 
     def _lookup(self, answer: Any) -> Any:
         if answer is not _MISSING:
@@ -150,7 +174,8 @@ class Exercise:
                 self.name,
             )
         try:
-            verdict = self.checker(answer)
+            with one_torch_thread(self.one_thread):
+                verdict = self.checker(answer)
         except NotAttempted as reason:
             return Verdict(NOT_ATTEMPTED, str(reason) or f"fill in `{self.answer_name}`.", self.name)
         except Wrong as reason:

@@ -61,6 +61,20 @@ def tiny_llama(seed: int = 0, layers: int = 2) -> Any:
         )
 
 
+def tiny_distilbert(seed: int = 0, layers: int = 2) -> Any:
+    """A DistilBERT sequence classifier (``pre_classifier`` then ``classifier``), 32 wide, dropout off, built from
+    a config (no weights) under its own ``seed``."""
+    import torch
+    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+    sizes = dict(dim=32, hidden_dim=64, n_heads=2, max_position_embeddings=64, dropout=0.0, attention_dropout=0.0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return DistilBertForSequenceClassification(
+            DistilBertConfig(vocab_size=100, n_layers=layers, num_labels=2, seq_classif_dropout=0.0, **sizes)
+        )
+
+
 @lru_cache(maxsize=8)
 def random_ids(rows: int = 64, length: int = 12, seed: int = 0) -> Any:
     """Token ids of one length (no padding needed), labels from the second token (about 30 % positive)."""

@@ -45,16 +45,37 @@ def _same(a: float, b: float, rel: float = 1e-4) -> bool:
 def _compare_runs(make: Any, reference: float, what: str) -> dict[str, float]:
     """Batch 8 x 1 must log ``reference``; batch 4 x 2 the same loss and grad_norm. Returns batch 8's log."""
     big = _first_log(make(per_device_train_batch_size=8))
-    small = _first_log(make(per_device_train_batch_size=4, gradient_accumulation_steps=2))
+    accumulating = make(per_device_train_batch_size=4, gradient_accumulation_steps=2)
+    small = _first_log(accumulating)
     if not _same(big["loss"], reference):
         raise Wrong(f"{what}: batch 8 x 1 logged loss {big['loss']:.5f}, the expected loss is {reference:.5f}.")
     if not (_same(big["loss"], small["loss"]) and _same(big["grad_norm"], small["grad_norm"])):
-        raise Wrong(
+        logged = (
             f"{what}: batch 4 x accumulation 2 logged loss {small['loss']:.5f} and grad_norm {small['grad_norm']:.5f}, "
-            f"batch 8 x 1 logged {big['loss']:.5f} and {big['grad_norm']:.5f}. Divide the summed loss by "
-            "num_items_in_batch when it is given, or return a per-batch mean and set loss_is_scaled_for_ga = False."
+            f"batch 8 x 1 logged {big['loss']:.5f} and {big['grad_norm']:.5f}."
+        )
+        if not _loss_is_scaled_for_ga(accumulating):
+            raise Wrong(
+                f"{logged} Your Trainer averages the micro-batches' losses (loss_is_scaled_for_ga is off), so each "
+                "must be the mean over its own reviews, sum(weight[label] * CE) / number of reviews. A weighted mean "
+                "divides by the sum of the weights instead (F.cross_entropy(weight=w) does), and that sum changes "
+                "with each micro-batch's labels: weight with reduction='none', then take .mean()."
+            )
+        raise Wrong(
+            f"{logged} Divide the summed loss by num_items_in_batch when it is given, or return a per-batch mean "
+            "and set loss_is_scaled_for_ga = False."
         )
     return big
+
+
+def _loss_is_scaled_for_ga(trainer: Any) -> bool:
+    """Whether ``trainer`` takes its loss as already scaled for accumulation, decided as Trainer.training_step
+    decides it (transformers 5.x): the ``loss_is_scaled_for_ga`` attribute when set, else
+    ``model_accepts_loss_kwargs`` (num_items_in_batch is given while training) or a ``compute_loss_func``."""
+    flag = getattr(trainer, "loss_is_scaled_for_ga", None)
+    if flag is not None:
+        return bool(flag)
+    return bool(trainer.model_accepts_loss_kwargs) or trainer.compute_loss_func is not None
 
 
 def _loss_and_norm(trainer: Any) -> tuple[float, float]:

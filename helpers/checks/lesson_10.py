@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
 from helpers.checks import fixtures
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.checks.lesson_05 import misspelled_events_note
+from helpers.checks.steps import steps_advice, trainer_steps
 from helpers.solutions import lesson_10 as solutions
-
-
-def _trainer_steps(examples: int, per_device_batch: int, processes: int, accumulation: int) -> int:
-    """The Trainer's own count (trainer.py, ``num_update_steps_per_epoch``), with the batches one process reads."""
-    batches_per_process = math.ceil(examples / (per_device_batch * processes))
-    return max(batches_per_process // accumulation + int(batches_per_process % accumulation > 0), 1)
-
 
 STEPS_SEED = 101  # the check draws its cases from this seed each time it runs; none is a case the lesson shows
 
@@ -44,13 +37,13 @@ def _check_steps(answer: Any) -> None:
     for case in steps_cases():
         with learner_code(f"calling steps_per_epoch{case}"):
             yours = answer(*case)
-        expected = _trainer_steps(*case)
+        expected = trainer_steps(*case)
         if yours != expected:
             examples, batch, processes, accumulation = case
             raise Wrong(
-                f"{examples} reviews, batch {batch} per process, {processes} processes, accumulation "
-                f"{accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said {yours}. "
-                "Each process reads its own batch, and a last, smaller batch still counts."
+                f"{examples} reviews, batch {batch} per process, {processes} process{'es' if processes != 1 else ''}, "
+                f"accumulation {accumulation}: the Trainer takes {expected} optimizer steps per epoch, you said "
+                f"{yours}. {steps_advice(yours, *case)}"
             )
 
 
@@ -168,7 +161,12 @@ def _compare_class_logs(history: list[dict[str, Any]], ranks: list[list[Any]], w
             if close(entry[name], want[name]):
                 continue
             means = [measure[name][0] / measure[name][1] for measure in window]
-            if len(ranks) > 1 and close(entry[name], own[name]):
+            per_process = [merged(window_of(history, entry, train)).get(name) for train in ranks]
+            if len(ranks) > 1 and None not in per_process and close(entry[name], sum(per_process) / len(ranks)):
+                why = "that is the mean of the processes' own means, which weighs a process with few reviews of "
+                why += "the class like one with many: add up the sums and the counts over every process (one "
+                why += "all-reduce of both, reduction='sum'), then divide."
+            elif len(ranks) > 1 and close(entry[name], own[name]):
                 why = "that is process 0's reviews alone: add up the sums and the counts over every process (one "
                 why += "all-reduce of both, self.accelerator.reduce) before you divide."
             elif close(entry[name], sum(means) / len(means)):

@@ -180,6 +180,14 @@ def signal_case(seed: int = SIGNAL_SEED) -> tuple[int, int]:
     return step, step + rng.randint(8, 12)
 
 
+def due_case(seed: int = SIGNAL_SEED) -> int:
+    """A second SIGTERM's step, where the run's own log and save are due (a new TrainerControl there drops them)."""
+    return LOG_EVERY * random.Random(seed + 1).randint(2, 3)
+
+
+QUIET_STEPS = 3  # a run that no SIGTERM interrupts: it trains to the end, and the handler is put back all the same
+
+
 def save_every(at: int) -> int:
     """The check's run's ``save_steps``: at least one periodic save comes before step ``at``, none at ``at``, so a
     callback that drops the Trainer's own flags (a new ``TrainerControl``) shows, and the SIGTERM's save is the
@@ -214,7 +222,7 @@ class _Handshake(TrainerCallback):
             self.inp.readline()  # the parent's go, after its SIGTERM: the handler runs while this waits
 
 
-def _child(answer: type, folder: str, at: int, max_steps: int, fds: tuple[int, int]) -> None:
+def _child(answer: type, folder: str, at: int | None, run: tuple[int, int], fds: tuple[int, int]) -> None:
     """The forked run: the learner's callback after the handshake, its report as one JSON line, then the end."""
     inp, out = os.fdopen(fds[0]), os.fdopen(fds[1], "w")
     silent = os.open(os.devnull, os.O_WRONLY)
@@ -226,14 +234,16 @@ def _child(answer: type, folder: str, at: int, max_steps: int, fds: tuple[int, i
     try:
         with learner_code("creating SaveOnSigterm()"):
             callback = answer()
+        max_steps, save_steps = run
         settings = dict(
             output_dir=folder,
             max_steps=max_steps,
             per_device_train_batch_size=4,
-            save_steps=save_every(at),
+            save_steps=save_steps,
             logging_steps=LOG_EVERY,
         )
-        trainer = fixtures.trainer(settings, callbacks=[_Handshake(at, out, inp), callback])
+        handshake = [] if at is None else [_Handshake(at, out, inp)]
+        trainer = fixtures.trainer(settings, callbacks=[*handshake, callback])
         fixtures.train(trainer, "training with your callback")
         handler = signal.getsignal(signal.SIGTERM)
         logged = [entry["step"] for entry in trainer.state.log_history if "loss" in entry]
@@ -251,15 +261,18 @@ def _child(answer: type, folder: str, at: int, max_steps: int, fds: tuple[int, i
     os._exit(0)
 
 
-def _run_until_sigterm(answer: type, folder: str, at: int, max_steps: int) -> tuple[int | None, dict[str, Any]]:
-    """Fork the run, SIGTERM it during step ``at``; (its exit code, its report)."""
+def _run_until_sigterm(
+    answer: type, folder: str, at: int | None, run: tuple[int, int]
+) -> tuple[int | None, dict[str, Any]]:
+    """Fork the run (``run``: max_steps, save_steps), SIGTERM it during step ``at`` (never when ``at`` is None);
+    (its exit code, its report)."""
     import multiprocessing
     import select
 
     to_child, from_parent = os.pipe()
     from_child, to_parent = os.pipe()
     child = multiprocessing.get_context("fork").Process(
-        target=_child, args=(answer, folder, at, max_steps, (to_child, to_parent))
+        target=_child, args=(answer, folder, at, run, (to_child, to_parent))
     )
     child.start()
     os.close(to_child), os.close(to_parent)
@@ -288,14 +301,52 @@ def _run_until_sigterm(answer: type, folder: str, at: int, max_steps: int) -> tu
     return child.exitcode, report
 
 
-def _check_save_on_sigterm(answer: Any) -> None:
-    from helpers.lessons.lesson_11 import require_resumable
+def _events_before_step_end(answer: type) -> list[str]:
+    """The events that run before on_step_end in a step which ``answer`` (or a class of its own above it) defines:
+    acting on the request in one of them acts one step late (the SIGTERM came during the step, after them)."""
+    own = [cls for cls in answer.__mro__ if cls is not TrainerCallback and issubclass(cls, TrainerCallback)]
+    events = ("on_step_begin", "on_pre_optimizer_step", "on_optimizer_step", "on_substep_end")
+    return [event for event in events if any(event in vars(cls) for cls in own)]
 
+
+def _check_save_on_sigterm(answer: Any) -> None:
     if not (isinstance(answer, type) and issubclass(answer, TrainerCallback)):
         raise Wrong(f"SaveOnSigterm must be a class that subclasses transformers.TrainerCallback, got {answer!r}.")
     at, max_steps = signal_case()
+    _check_sigterm_run(answer, at, (max_steps, save_every(at)))
+    due = due_case()  # a log and a save due at the SIGTERM's step
+    _check_sigterm_run(answer, due, (due + 6, due))
+    _check_quiet_run(answer)
+
+
+def _check_quiet_run(answer: type) -> None:
+    """A run without a SIGTERM: it trains to max_steps and puts the handler back when training ends."""
     with tempfile.TemporaryDirectory() as folder:
-        code, report = _run_until_sigterm(answer, folder, at, max_steps)
+        code, report = _run_until_sigterm(answer, folder, None, (QUIET_STEPS, QUIET_STEPS + 1))
+    if code or not report or "exit" in report or "error" in report:
+        ended = f"the process ended (exit code {code}, {report.get('exit', 'no report')})"
+        raise Wrong(f"in a run without a SIGTERM, {report.get('error', ended)}")
+    if report["step"] != QUIET_STEPS:
+        raise Wrong(
+            f"in a run without a SIGTERM your callback stopped the run at step {report['step']} of {QUIET_STEPS}: "
+            "stop only once the signal has come."
+        )
+    if not report["restored"]:
+        raise Wrong(
+            f"in a run without a SIGTERM, after train() returned, the process's SIGTERM handler was still yours "
+            f"({report['handler']}): put back the handler that was there before when training ends "
+            "(on_train_end), whether a SIGTERM came or not."
+        )
+
+
+def _check_sigterm_run(answer: type, at: int, run: tuple[int, int]) -> None:
+    """A run of ``run`` (max_steps, save_steps) that gets a SIGTERM during step ``at``: it saves and stops there,
+    keeps the Trainer's own logs and saves, and puts the handler back."""
+    from helpers.lessons.lesson_11 import require_resumable
+
+    max_steps, every = run
+    with tempfile.TemporaryDirectory() as folder:
+        code, report = _run_until_sigterm(answer, folder, at, run)
         saved = sorted(int(path.name.split("-")[1]) for path in Path(folder).glob("checkpoint-*"))
         if code in (KILLED, -signal.SIGTERM) or not report:
             raise Wrong(
@@ -311,23 +362,25 @@ def _check_save_on_sigterm(answer: Any) -> None:
             raise Wrong(report["error"])
         step = report["step"]
         if step == at + 1 and at + 1 in saved:
+            events = _events_before_step_end(answer)
+            where = f"in {' or '.join(events)} of the next one" if events else "in an event of the next one"
             raise Wrong(
                 f"the SIGTERM came during step {at}, and your callback saved and stopped at step {step}: one step "
                 "late, the run trained a step it then had to save. Act on the request at the end of the step under "
-                "way (on_step_end), not at the beginning of the next one (on_step_begin)."
+                f"way (on_step_end), not {where}: {', '.join(events) or 'those events'} run before a step's end."
             )
         if step > at:
             raise Wrong(
                 f"the SIGTERM came during step {at}, and the run went on to step {step} (max_steps={max_steps}): "
                 "once it has come, stop the run (should_training_stop) at the end of the step under way."
             )
-        every = save_every(at)
-        periodic = list(range(every, at, every))
+        periodic = list(range(every, at + 1, every))
         lost_saves = [number for number in periodic if number not in saved]
-        lost_logs = [number for number in range(LOG_EVERY, at, LOG_EVERY) if number not in report["logged"]]
+        lost_logs = [number for number in range(LOG_EVERY, at + 1, LOG_EVERY) if number not in report["logged"]]
         if lost_saves or lost_logs:
             raise Wrong(
-                f"the run logs every {LOG_EVERY} steps and saves every {every} steps, but before the SIGTERM it left "
+                f"the run logs every {LOG_EVERY} steps and saves every {every} steps, but up to the SIGTERM (step "
+                f"{at}) it left "
                 f"no checkpoint at steps {lost_saves or 'none missing'} and no log at steps "
                 f"{lost_logs or 'none missing'}: your callback throws away the flags the Trainer set for them. "
                 "Change the control you receive (or return that one), never a new TrainerControl."

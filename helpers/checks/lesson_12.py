@@ -6,8 +6,7 @@ from typing import Any
 import torch
 from transformers import Trainer, TrainerCallback
 
-import helpers
-from helpers import capstone
+from helpers import capstone, quiet
 from helpers.checks import fixtures
 from helpers.checks.core import PASSED, Exercise, LearnerError, Verdict, Wrong, bind_exercises, learner_code
 from helpers.checks.lesson_05 import misspelled_events_note, validated_callback
@@ -103,7 +102,7 @@ def run_project(make_trainer: Any, seed: int | None = None, draw: int | None = N
     if trainer.model is not None and trainer.model is twin.model:
         raise Wrong("two calls returned the same model object: build it inside, with model_init=capstone.model_init.")
     trainer.args.seed = trainer.args.seed if seed is None else seed
-    helpers.quiet(trainer).add_callback(_Rules())
+    quiet(trainer).add_callback(_Rules())
     try:
         with learner_code("training the Trainer that make_capstone_trainer() returned"):
             trainer.train()
@@ -153,6 +152,7 @@ q2 = Exercise(
     hint_text="Start from make_starter_trainer: lesson 07's WeightedLossTrainer with balanced class weights counted "
     "on the training split, evaluation and saving every epoch, the best model kept by F1, warmup and a decay.",
     solution_obj=solutions.make_capstone_trainer,
+    one_thread=False,  # trains the course model for a minute: it uses the kernel's threads, as the lesson does
 )
 
 bind_exercises(globals())

@@ -79,6 +79,10 @@ def _search(trainer: Any, n_trials: int, sampler_seed: int, pruner: Any = None, 
 
 
 def _shape(model: Any, what: str) -> tuple[int, float]:
+    """(layers, dropout) of a built classifier, read from the modules that run, not from the config: the number
+    of encoder layers, and the p of its nn.Dropout modules (all but the attention probabilities' own, which
+    build_classifier leaves at 0.1). A config changed after the model was built changes neither."""
+    import torch
     from transformers import PreTrainedModel
 
     if not isinstance(model, PreTrainedModel):
@@ -89,7 +93,26 @@ def _shape(model: Any, what: str) -> tuple[int, float]:
             f"{what} returned a model {config.hidden_size} wide with {config.num_labels} labels; build it "
             "with this lesson's build_classifier(layers, dropout)."
         )
-    return config.num_hidden_layers, config.hidden_dropout_prob
+    encoder = getattr(model.base_model, "encoder", None)
+    layers = len(encoder.layer) if hasattr(encoder, "layer") else config.num_hidden_layers
+    rates = {
+        round(module.p, 6)
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Dropout) and not name.endswith("attention.self.dropout")
+    }
+    if len(rates) != 1:
+        raise Wrong(
+            f"{what} returned a model whose dropout layers do not agree (p = {sorted(rates)}); build it with "
+            "build_classifier(layers, dropout), which sets one dropout for all of them."
+        )
+    dropout = rates.pop()
+    if config.hidden_dropout_prob != dropout:
+        raise Wrong(
+            f"{what} returned a model whose config says hidden_dropout_prob={config.hidden_dropout_prob} while "
+            f"its nn.Dropout modules keep p={dropout}: a model reads its config once, when it is built, so a "
+            "value written into model.config afterwards changes nothing. Pass dropout to build_classifier."
+        )
+    return layers, dropout
 
 
 def _space_of(distribution: Any) -> Any:
@@ -194,10 +217,7 @@ def _check_curves(answer: Any) -> None:
     with learner_code("creating a second SearchCurves()"):
         other = answer()
     if getattr(other, "curves", None) is callback.curves:
-        raise Wrong(
-            "two SearchCurves() share one `curves` list: it is a class attribute, so every instance "
-            "(and every run of the cell) adds to the same list. Set self.curves = [] in __init__."
-        )
+        raise Wrong(f"two SearchCurves() share one `curves` list: {_why_shared(answer, callback.curves)}")
     cases = search_cases(CASES_SEED + 1)
 
     def check_model_init(trial: Any = None) -> Any:
@@ -226,6 +246,27 @@ def _check_curves(answer: Any) -> None:
             f"a train() outside any search changed your curves to {_rounded(callback.curves)}; outside a "
             "search add nothing (TrainerState says whether a search is running)."
         )
+
+
+def _why_shared(callback_class: type, curves: list[Any]) -> str:
+    """Why two instances of ``callback_class`` hold the same ``curves`` list: a mutable default argument of
+    ``__init__``, a class attribute, or neither that the check can see."""
+    try:
+        defaults = [p.default for p in inspect.signature(callback_class.__init__).parameters.values()]
+    except (TypeError, ValueError):
+        defaults = []
+    if any(default is curves for default in defaults):
+        return (
+            "it is the default value of an argument of __init__ (a mutable default argument): Python builds a "
+            "default once, when the def runs, so every instance made without that argument gets the same list. "
+            "Default to None and set self.curves = [] (or a copy of the list given) in __init__."
+        )
+    if any("curves" in vars(owner) for owner in callback_class.__mro__):
+        return (
+            "it is a class attribute, so every instance (and every run of the cell) adds to the same list. "
+            "Set self.curves = [] in __init__."
+        )
+    return "each instance needs a list of its own: set self.curves = [] in __init__."
 
 
 def _rounded(curves: Any) -> Any:

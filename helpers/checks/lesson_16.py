@@ -1,58 +1,26 @@
 """Exercises of lesson 16 (choosing a LoRA adapter): target names read from a model, and an adapter on the top
-blocks only, each applied with ``get_peft_model`` to a BERT and a Llama classifier of the check's own sizes."""
+blocks only, each applied with ``get_peft_model`` to a BERT, a Llama and a DistilBERT classifier of the check's own
+sizes."""
 
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
-from helpers.checks import fixtures
+from helpers.checks.adapters import (
+    EITHER_WAY,
+    adapted_layers,
+    block_of,
+    classifiers,
+    describe,
+    head_of,
+    linear_layers,
+    why_peft_refused,
+)
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
 from helpers.solutions import lesson_16 as solutions
 
 CASES_SEED = 1616  # the check draws its block counts from this seed each time it runs
-HEADS = {"BertForSequenceClassification": "classifier", "LlamaForSequenceClassification": "score"}
-
-
-def models(seed: int = CASES_SEED) -> list[tuple[str, Any]]:
-    """The check's classifiers: a BERT and a Llama, their numbers of blocks drawn (3 to 5), never the lesson's 6."""
-    draw = random.Random(seed)
-    bert_layers, llama_layers = draw.randint(3, 5), draw.randint(3, 5)
-    return [
-        (f"a BERT of {bert_layers} blocks", fixtures.tiny_model(seed=seed, layers=bert_layers)),
-        (f"a Llama of {llama_layers} blocks", fixtures.tiny_llama(seed=seed, layers=llama_layers)),
-    ]
-
-
-def _head(model: Any) -> str:
-    return HEADS[type(model).__name__]
-
-
-def _linear_layers(model: Any) -> set[str]:
-    """The full names of the model's ``nn.Linear`` layers, its head left out."""
-    from torch import nn
-
-    head = _head(model)
-    return {name for name, module in model.named_modules() if isinstance(module, nn.Linear) and name != head}
-
-
-def _adapted(peft_model: Any) -> set[str]:
-    """The full names (in the base model) of the layers that carry a LoRA adapter."""
-    from peft.tuners.lora import LoraLayer
-
-    prefix = "base_model.model."
-    return {name.removeprefix(prefix) for name, module in peft_model.named_modules() if isinstance(module, LoraLayer)}
-
-
-def _block(name: str) -> int | None:
-    """The block number in a layer's full name (``...layer.3...`` or ``...layers.3...``), or None."""
-    found = re.search(r"\.layers?\.(\d+)\.", name)
-    return int(found.group(1)) if found else None
-
-
-def _describe(names: set[str]) -> str:
-    return ", ".join(sorted(names)[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def _check_targets(answer: Any) -> None:
@@ -61,7 +29,7 @@ def _check_targets(answer: Any) -> None:
 
     if not callable(answer):
         raise Wrong("linear_targets should be a function of the model: def linear_targets(model): ...")
-    for label, model in models():
+    for label, model in classifiers(CASES_SEED):
         with learner_code(f"calling linear_targets on {label}"):
             names = answer(model)
         if not isinstance(names, (list, tuple, set, frozenset)) or not all(isinstance(n, str) for n in names):
@@ -71,15 +39,15 @@ def _check_targets(answer: Any) -> None:
             )
         if not names:
             raise Wrong(f"linear_targets returned no names for {label}: return the names of its linear layers.")
-        names, expected, head = list(names), _linear_layers(model), _head(model)
+        names, expected, head = list(names), linear_layers(model), head_of(model)
         try:
             with learner_code(f"applying LoraConfig(target_modules=your names) to {label}"):
-                adapted = _adapted(get_peft_model(model, LoraConfig(r=2, lora_alpha=4, target_modules=names)))
+                adapted = adapted_layers(get_peft_model(model, LoraConfig(r=2, lora_alpha=4, target_modules=names)))
         except Wrong as wrong:
             if not isinstance(wrong.__cause__, NoMatchingPeftModuleError):
                 raise
             raise Wrong(
-                f"on {label}, your names ({_describe(set(names))}) match no layer: read them from the model you "
+                f"on {label}, your names ({describe(set(names))}) match no layer: read them from the model you "
                 "are given (a Llama's names are not a BERT's)."
             ) from None
         if head in adapted:
@@ -87,10 +55,18 @@ def _check_targets(answer: Any) -> None:
                 f"on {label}, your names put an adapter on the head ({head}): leave the head out (it trains in "
                 "full); its name differs from one architecture to the next."
             )
-        if adapted != expected:
-            missing = expected - adapted
+        either_way = EITHER_WAY.get(type(model).__name__, set())
+        extra, missing = adapted - expected, expected - adapted - either_way
+        if extra:
+            kinds = sorted({type(module).__name__ for name, module in model.named_modules() if name in extra})
             raise Wrong(
-                f"on {label}, your names leave {len(missing)} linear layers without an adapter ({_describe(missing)})"
+                f"on {label}, your names also put an adapter on {len(extra)} layers that are not nn.Linear "
+                f"({describe(extra)}: {', '.join(kinds)}): a target matches every layer whose name ends with it, "
+                "so keep only the names of linear layers."
+            )
+        if missing:
+            raise Wrong(
+                f"on {label}, your names leave {len(missing)} linear layers without an adapter ({describe(missing)})"
                 ": read every nn.Linear from model.named_modules(), not only the attention's."
             )
 
@@ -101,21 +77,26 @@ def _check_top_blocks(answer: Any) -> None:
     if not callable(answer):
         raise Wrong("top_blocks_adapter should be a function: def top_blocks_adapter(model, k): ...")
     draw = random.Random(CASES_SEED + 2)
-    for label, model in models(CASES_SEED + 1):
+    for label, model in classifiers(CASES_SEED + 1):
         blocks = model.config.num_hidden_layers
-        expected_all = _linear_layers(model)
+        expected_all = linear_layers(model)
         for k in sorted(draw.sample(range(1, blocks), 2)):
-            advice = f"If PEFT found nothing to adapt, check the block numbers: this model has {blocks}, from 0."
-            with learner_code(f"calling top_blocks_adapter({label}, k={k})", advice):
-                adapted_model = answer(type(model)(model.config), k)
+            try:
+                with learner_code(f"calling top_blocks_adapter({label}, k={k})"):
+                    adapted_model = answer(type(model)(model.config), k)
+            except Wrong as wrong:
+                refused = why_peft_refused(wrong.__cause__, f"on {label} with k={k}", blocks)
+                if refused is None:
+                    raise
+                raise Wrong(refused) from None
             if not isinstance(adapted_model, PeftModel):
                 raise Wrong(
                     f"top_blocks_adapter returned {type(adapted_model).__name__}; return the model with its "
                     "adapter, as get_peft_model(model, config) returns it."
                 )
-            adapted = _adapted(adapted_model)
-            wanted = {name for name in expected_all if (_block(name) or 0) >= blocks - k}
-            got_blocks = sorted({_block(name) for name in adapted} - {None})
+            adapted = adapted_layers(adapted_model)
+            wanted = {name for name in expected_all if (block_of(name) or 0) >= blocks - k}
+            got_blocks = sorted({block_of(name) for name in adapted} - {None})
             if got_blocks != list(range(blocks - k, blocks)):
                 raise Wrong(
                     f"on {label} with k={k}, your adapter sits in blocks {got_blocks}; the top {k} are "
@@ -124,8 +105,8 @@ def _check_top_blocks(answer: Any) -> None:
                 )
             if adapted != wanted:
                 extra, missing = adapted - wanted, wanted - adapted
-                found = [f"your adapter also sits on {_describe(extra)}, outside the top blocks"] if extra else []
-                found += [f"these layers of the top blocks have no adapter: {_describe(missing)}"] if missing else []
+                found = [f"your adapter also sits on {describe(extra)}, outside the top blocks"] if extra else []
+                found += [f"these layers of the top blocks have no adapter: {describe(missing)}"] if missing else []
                 raise Wrong(
                     f"on {label} with k={k}, {'; '.join(found)}. The exercise asks for every linear layer of the "
                     "top blocks, and nothing else."
@@ -133,7 +114,7 @@ def _check_top_blocks(answer: Any) -> None:
             ranks = {p.shape[0] for n, p in adapted_model.named_parameters() if ".lora_A." in n}
             if ranks != {8}:
                 raise Wrong(f"your adapter has rank {sorted(ranks)}; the exercise asks for rank 8.")
-            head = getattr(adapted_model.get_base_model(), _head(model))
+            head = getattr(adapted_model.get_base_model(), head_of(model))
             if not any(p.requires_grad for p in head.parameters()):
                 raise Wrong(
                     "the classification head is frozen: it stays random. Tell PEFT that this is a sequence "

@@ -43,10 +43,16 @@ def _check_ported(settings: Any) -> None:
     steps = random.Random(16).randint(11, 47)
     trainer = fixtures.trainer(settings, fixed={"max_steps": steps}, eval_dataset=fixtures.random_ids(8, seed=3))
     args = trainer.args
-    if args.eval_strategy != "steps" or args.eval_steps != 5:
+    if args.eval_strategy != "steps":
         raise Wrong(
             f"the Trainer evaluates with eval_strategy={args.eval_strategy.value!r}, eval_steps={args.eval_steps}; "
             "the old call evaluated every 5 updates. evaluation_strategy is called eval_strategy in 5.x."
+        )
+    if args.eval_steps != 5:
+        kept = "you left eval_steps out, so it" if "eval_steps" not in settings else "it"
+        raise Wrong(
+            f"eval_strategy is right, but the Trainer evaluates every {args.eval_steps:g} updates: {kept} follows "
+            "logging_steps. The old call evaluated every 5 updates: keep eval_steps=5 beside eval_strategy."
         )
     if args.per_device_train_batch_size != 8:
         raise Wrong(

@@ -4,14 +4,19 @@ builds (and fed to a small Llama), an exact-match ``compute_metrics`` over gener
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from typing import Any
 
 from helpers.checks.core import Exercise, Wrong, bind_exercises, learner_code
+from helpers.checks.grpo import rewards_as_grpo_receives
 from helpers.solutions import lesson_18 as solutions
 
 CASES_SEED = 1717  # the check draws its cases from this seed each time it runs, never the lesson's rows
+# GRPOTrainer keeps rewards in float32 (torch.tensor(..., dtype=torch.float32)): 0.2 there is 0.20000000298...;
+# the check compares in float32 too, with a margin far below the 0.2 between two rewards.
+REWARD_TOLERANCE = 1e-6
 
 
 # ---- exercise 1: collate_completions(rows, pad_id, eos_id) -------------------------------------------------------
@@ -55,7 +60,9 @@ def _check_collator(answer: Any) -> None:
         raise Wrong("collate_completions should be a function: def collate_completions(rows, pad_id, eos_id): ...")
     for rows, pad_id, eos_id in collator_cases():
         with learner_code(f"calling collate_completions(rows, pad_id={pad_id}, eos_id={eos_id})"):
-            batch = answer([dict(row) for row in rows], pad_id, eos_id)
+            # a copy down to the token lists: an answer that appends eos_id to a row in place changes its own
+            # rows, never the check's
+            batch = answer(copy.deepcopy(rows), pad_id, eos_id)
         ids, mask, labels = (_as_rows(batch, key, len(rows)) for key in ("input_ids", "attention_mask", "labels"))
         for row, row_ids, row_mask, row_labels in zip(rows, ids, mask, labels, strict=True):
             prompt, answer_ids = row["prompt_ids"], row["completion_ids"]
@@ -79,6 +86,11 @@ def _check_collator(answer: Any) -> None:
                 raise Wrong("the padding must have the label -100 too: pad_id is a real token id the loss would learn.")
             wanted = [-100] * len(prompt) + answer_ids + [eos_id]
             got = [row_labels[i] for i in kept]
+            if all(label == -100 for label in got):
+                raise Wrong(
+                    "every label of a row is -100, so the loss has nothing to learn: keep -100 on the prompt and the "
+                    "padding only; the completion and eos_id are labelled with their own ids."
+                )
             if got[: len(prompt)] != [-100] * len(prompt):
                 raise Wrong("the prompt's labels must be -100: the loss should train the completion only.")
             if got != wanted:
@@ -114,11 +126,45 @@ def metric_tokenizer() -> Any:
     return tokenizer
 
 
+# What a compute_metrics scores when it makes one of these mistakes, computed on the check's own cases (so that
+# a message names a mistake only when the answer's scores are that mistake's, case by case).
+METRIC_MISTAKES = {
+    "prompt kept": "each prediction begins with the prompt echoed back; cut it off (its length is the number of "
+    "-100 labels before the completion)",
+    "no stop at EOS": "stop each prediction at its first EOS; what comes after it is not part of the answer",
+    "EOS in labels": "compare with the labels without their EOS: the prediction, cut at its first EOS, has none",
+    "left pads kept": "drop the left padding (pad_token_id) before you cut off the prompt: with the pads left in, "
+    "the cut lands short of the completion on every padded row",
+}
+
+
+def metric_share(predictions: Any, labels: Any, tokenizer: Any, mistake: str | None = None) -> float:
+    """The exact match of ``predictions`` against ``labels``, done right (``mistake=None``) or with one of
+    :data:`METRIC_MISTAKES`."""
+    pad, eos = tokenizer.pad_token_id, tokenizer.eos_token_id
+    hits = 0
+    for row, row_labels in zip(predictions.tolist(), labels.tolist(), strict=True):
+        prompt_length = next(i for i, label in enumerate(row_labels) if label != -100)
+        wanted = [label for label in row_labels if label != -100 and (label != eos or mistake == "EOS in labels")]
+        tokens = [t for t in row if t != -100 and (t != pad or mistake == "left pads kept")]
+        if mistake != "prompt kept":
+            tokens = tokens[prompt_length:]
+        if mistake == "no stop at EOS":  # special tokens skipped, the rest kept (decode(skip_special_tokens=True))
+            tokens = [t for t in tokens if t not in (eos, pad)]
+        elif eos in tokens:
+            tokens = tokens[: tokens.index(eos)]
+        if mistake == "left pads kept":
+            tokens = [t for t in tokens if t != pad]
+        hits += tokens == wanted
+    return hits / len(predictions)
+
+
 def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any, float, dict[str, float]]]:
     """Drawn evaluation sets as the Trainer hands them over: (predictions, labels, expected share, {mistake: share}).
 
-    Each prediction row: left padding, the prompt echoed back, the generated tokens (right, wrong, run on without
-    EOS, or right then EOS and more tokens), right padding; rows padded to one width with -100."""
+    Each prediction row: left padding (none on some rows), the prompt echoed back, the generated tokens (right,
+    wrong, run on without EOS, or right then EOS and more tokens), right padding; rows padded to one width with
+    -100. The shares of :data:`METRIC_MISTAKES` are computed on each set."""
     import numpy as np
 
     from helpers.language_model import max_digit_rows
@@ -128,8 +174,7 @@ def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any,
     cases = []
     for size, count in ((9, 1), (12, 2), (7, 3)):
         rows = max_digit_rows(size, seed=seed + count, digits=(2, 7))
-        predictions, labels, right = [], [], []
-        echo_kept, no_stop = [], []
+        predictions, labels = [], []
         for row in rows:
             prompt = tokenizer(row["prompt"])["input_ids"]
             answer = tokenizer(row["completion"])["input_ids"]
@@ -143,16 +188,26 @@ def metric_cases(tokenizer: Any, seed: int = CASES_SEED) -> list[tuple[Any, Any,
             }[kind]
             predictions.append([pad] * draw.randint(0, 3) + prompt + generated)
             labels.append([-100] * len(prompt) + answer + [eos])
-            right.append(kind in ("right", "right_then_more"))
-            no_stop.append(kind == "right")
-            echo_kept.append(False)
         width = max(map(len, predictions)) + draw.randint(0, 2)
         label_width = max(map(len, labels)) + draw.randint(0, 2)
         prediction_array = np.array([p + [-100] * (width - len(p)) for p in predictions])
         label_array = np.array([lab + [-100] * (label_width - len(lab)) for lab in labels])
-        mistakes = {"prompt kept": sum(echo_kept) / size, "no stop at EOS": sum(no_stop) / size}
-        cases.append((prediction_array, label_array, sum(right) / size, mistakes))
+        expected = metric_share(prediction_array, label_array, tokenizer)
+        mistakes = {name: metric_share(prediction_array, label_array, tokenizer, name) for name in METRIC_MISTAKES}
+        cases.append((prediction_array, label_array, expected, mistakes))
     return cases
+
+
+def _watched(ids: Any, calls: list[str]) -> Any:
+    """``ids`` as an array that notes in ``calls`` when ``argmax`` is taken of it (np.argmax calls the method)."""
+    import numpy as np
+
+    class WatchedIds(np.ndarray):
+        def argmax(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append("argmax")
+            return np.asarray(self).argmax(*args, **kwargs)
+
+    return ids.copy().view(WatchedIds)
 
 
 def _check_exact_match(answer: Any) -> None:
@@ -165,34 +220,46 @@ def _check_exact_match(answer: Any) -> None:
         compute_metrics = answer(tokenizer)
     if not callable(compute_metrics):
         raise Wrong("make_exact_match(tokenizer) should return a function: the compute_metrics the Trainer calls.")
-    for predictions, labels, expected, mistakes in metric_cases(tokenizer):
+    cases, values, calls = metric_cases(tokenizer), [], []
+    for predictions, labels, _, _ in cases:
         with learner_code(
             "calling your compute_metrics",
             "The predictions hold -100 where the Trainer padded the rows to one width: no tokenizer decodes -100.",
         ):
-            result = compute_metrics(EvalPrediction(predictions=predictions.copy(), label_ids=labels.copy()))
+            result = compute_metrics(EvalPrediction(predictions=_watched(predictions, calls), label_ids=labels.copy()))
         if not isinstance(result, dict) or "exact_match" not in result:
             raise Wrong(f"compute_metrics should return a dict with the key 'exact_match', got {result!r:.80}.")
         try:
-            value = float(result["exact_match"])
+            values.append(float(result["exact_match"]))
         except (TypeError, ValueError):
             raise Wrong(f"exact_match should be a number, got {result['exact_match']!r:.60}.") from None
-        if abs(value - expected) < 1e-9:
-            continue
-        if abs(value - mistakes["prompt kept"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: each prediction begins with the prompt echoed "
-                "back; cut it off (its length is the number of -100 labels before the completion)."
-            )
-        if abs(value - mistakes["no stop at EOS"]) < 1e-9:
-            raise Wrong(
-                f"exact match {value:.3f}, expected {expected:.3f}: stop each prediction at its first EOS; "
-                "what comes after it is not part of the answer."
-            )
+    wrong = [(value, case[2]) for value, case in zip(values, cases, strict=True) if abs(value - case[2]) >= 1e-9]
+    if not wrong:
+        return
+    value, expected = wrong[0]
+    said = f"exact match {value:.3f}, expected {expected:.3f}"
+    if calls:
         raise Wrong(
-            f"exact match {value:.3f}, expected {expected:.3f}: compare the generated tokens after the prompt, "
-            "up to the first EOS, with the labels that are not -100 (without their EOS), skipping the padding."
+            f"{said}: the predictions are token ids already (generate's output, one id per position), not logits; "
+            "argmax over them picks positions, not tokens. Compare the ids themselves."
         )
+    fits = [
+        name
+        for name in METRIC_MISTAKES
+        if all(abs(v - case[3][name]) < 1e-9 for v, case in zip(values, cases, strict=True))
+    ]
+    if len(fits) == 1:
+        raise Wrong(f"{said}: {METRIC_MISTAKES[fits[0]]}.")
+    if fits:
+        raise Wrong(
+            f"{said}, on each of the check's sets the score of one of these mistakes: "
+            + "; or ".join(METRIC_MISTAKES[name] for name in fits)
+            + "."
+        )
+    raise Wrong(
+        f"{said}: compare the generated tokens after the prompt, up to the first EOS, with the labels that are not "
+        "-100 (without their EOS), skipping the padding."
+    )
 
 
 # ---- exercise 3: digit_reward(completions, **kwargs) -------------------------------------------------------------
@@ -204,7 +271,8 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
 
     draw = random.Random(seed)
     prompts, completions, answers, expected = [], [], [], []
-    kinds = ["right", "right_spaced", "wrong_digit", "two_digits", "empty", "word", "digit_then_text"] * 2
+    kinds = ["right", "right_spaced", "wrong_digit", "two_digits", "leading_zero", "empty", "word", "digit_then_text"]
+    kinds *= 2
     draw.shuffle(kinds)
     for kind in kinds:
         values = [draw.randint(0, 9) for _ in range(draw.randint(3, 8))]
@@ -215,6 +283,7 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
             "right_spaced": (f" {best} \n", 1.0),
             "wrong_digit": (f" {other}", 0.2),
             "two_digits": (f" {best}{other}", 0.0),
+            "leading_zero": (f" 0{best}", 0.0),  # int() reads it as the right digit
             "empty": ("", 0.0),
             "word": (" nine", 0.0),
             "digit_then_text": (f" {best} is", 0.0),
@@ -237,33 +306,41 @@ def reward_cases(seed: int = CASES_SEED) -> tuple[dict[str, Any], list[float]]:
 
 
 def _check_reward(answer: Any) -> None:
+    import torch
+
     if not callable(answer):
         raise Wrong("digit_reward should be a function: def digit_reward(completions, **kwargs): ...")
     kwargs, expected = reward_cases()
-    with learner_code(
-        "GRPOTrainer called digit_reward(prompts=..., completions=..., completion_ids=..., answer=..., "
-        "source_row=..., trainer_state=..., log_extra=..., log_metric=...)",
+    rewards = rewards_as_grpo_receives(
+        answer,
+        kwargs,
         "GRPOTrainer passes these keyword arguments to every reward function: take the ones you need by name and "
         "the rest with **kwargs. The dataset's completion column is never passed; the right digit is in 'answer'.",
+    )
+    wanted = torch.tensor(expected, dtype=torch.float32)
+    for completion, want, got, value in zip(
+        kwargs["completions"], kwargs["answer"], rewards.tolist(), wanted.tolist(), strict=True
     ):
-        rewards = answer(**kwargs)
-    try:
-        rewards = [float(value) for value in rewards]
-    except TypeError:
-        raise Wrong(
-            f"return one reward per completion (a list of {len(expected)} numbers), got {rewards!r:.60}."
-        ) from None
-    if len(rewards) != len(expected):
-        raise Wrong(f"return one reward per completion: {len(expected)} completions, {len(rewards)} rewards.")
-    for completion, want, got, value in zip(kwargs["completions"], kwargs["answer"], rewards, expected, strict=True):
-        if abs(got - value) > 1e-9:
-            if value == 1.0 and completion != completion.strip():
+        if math.isnan(got):
+            raise Wrong(
+                f"{completion!r} (answer {want!r}) got None, which GRPOTrainer turns into NaN: every completion "
+                f"needs a number (expected {value:g})."
+            )
+        if abs(got - value) > REWARD_TOLERANCE:
+            said = completion.strip()
+            if value == 1.0 and completion != said:
                 raise Wrong(
-                    f"{completion!r} (answer {want!r}) got {got}: strip the spaces at either end before comparing."
+                    f"{completion!r} (answer {want!r}) got {got:g}: strip the spaces at either end before comparing."
+                )
+            if value == 0.0 and said.isdigit() and len(said) > 1 and got == 1.0:
+                raise Wrong(
+                    f"{completion!r} (answer {want!r}) got {got:g}, expected 0: {said!r} is {len(said)} characters, "
+                    f"not a single digit; compare the text, do not parse it as a number (int({said!r}) is "
+                    f"{int(said)})."
                 )
             raise Wrong(
-                f"{completion!r} (answer {want!r}) got {got}, expected {value}: 1.0 for the right digit, 0.2 for a "
-                "wrong single digit, 0.0 for anything else (two digits, a word, nothing)."
+                f"{completion!r} (answer {want!r}) got {got:g}, expected {value:g}: 1.0 for the right digit, 0.2 for "
+                "a wrong single digit, 0.0 for anything else (two digits, a word, nothing)."
             )
 
 

@@ -82,22 +82,38 @@ def _process(rank: int, store: str, make: Callable[..., Any], report: Callable[[
 def waiting_in_collective(stack: str) -> str | None:
     """Where a process whose Python stack (faulthandler's text, innermost frame first) waits in one of
     torch.distributed's collectives: ``"all_reduce (called from log, file.py:12)"``, naming the first frame
-    outside torch, accelerate and transformers; None when the stack is not in a collective."""
+    outside torch, accelerate, transformers and the course's own ``helpers`` package: the learner's line that made
+    the call. A course helper in between (lesson 07's RunningMeans.pop_means) is named as the way the call went:
+    ``"all_reduce (through pop_means, lesson_07.py:181, called from log, file.py:12)"``. None when the stack is
+    not in a collective."""
     frames = [match.groupdict() for match in _FRAME.finditer(stack)]
     inside = [i for i, f in enumerate(frames) if f["name"] in COLLECTIVES and "distributed" in f["file"]]
     if not inside:
         return None
-    libraries = ("torch", "accelerate", "transformers", "checks")  # the learner's frame is none of these
-    caller = next(
-        (f for f in frames[inside[0] + 1 :] if not any(f"{os.sep}{name}{os.sep}" in f["file"] for name in libraries)),
-        None,
+    outer = frames[inside[0] + 1 :]
+    mine = next((i for i, f in enumerate(outer) if not _library_frame(f["file"])), None)
+    through = [f for f in outer[: mine if mine is not None else len(outer)] if f["file"].startswith(_COURSE_PACKAGE)]
+    via = (
+        f"through {through[-1]['name']}, {os.path.basename(through[-1]['file'])}:{through[-1]['line']}, "
+        if through
+        else ""
     )
-    where = (
-        f" (called from {caller['name']}, {os.path.basename(caller['file'])}:{caller['line']})"
-        if caller
-        else " (called by the Trainer)"
+    if mine is None:
+        return f"{frames[inside[0]]['name']} ({via}called by the Trainer)"
+    caller = outer[mine]
+    place = f"{os.path.basename(caller['file'])}:{caller['line']}"
+    return f"{frames[inside[0]]['name']} ({via}called from {caller['name']}, {place})"
+
+
+# The course's own package: its frames are neither the learner's nor a library's.
+_COURSE_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _library_frame(file: str) -> bool:
+    """A frame of torch, accelerate, transformers or the course's helpers package (never the learner's line)."""
+    return file.startswith(_COURSE_PACKAGE) or any(
+        f"{os.sep}{name}{os.sep}" in file for name in ("torch", "accelerate", "transformers")
     )
-    return f"{frames[inside[0]]['name']}{where}"
 
 
 def _stacks_of_the_stuck(processes: list[Any], got: list[tuple[Any, ...]], store: str) -> dict[int, str]:

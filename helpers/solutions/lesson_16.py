@@ -9,9 +9,11 @@ from torch import nn
 
 
 def linear_targets(model: Any) -> list[str]:
-    """The last part of the name of every ``nn.Linear`` layer of ``model`` but its head (``classifier``, ``score``)."""
+    """The last part of the name of every ``nn.Linear`` layer of ``model`` but its head: the names that end with
+    ``classifier`` or ``score``, as PEFT's sequence-classification task reads the head (DistilBERT's
+    ``pre_classifier`` included)."""
     linear = [name for name, module in model.named_modules() if isinstance(module, nn.Linear)]
-    return sorted({name.rsplit(".", 1)[-1] for name in linear if name not in ("classifier", "score")})
+    return sorted({name.rsplit(".", 1)[-1] for name in linear if not name.endswith(("classifier", "score"))})
 
 
 def top_blocks_adapter(model: Any, k: int) -> Any:
