@@ -85,6 +85,7 @@ from tools.ladder.package_index import (
     final_releases,
     latest_summary,
     newest_published,
+    pin_is_newest,
     resolver_reason,
 )
 from tools.ladder.page import render, write_page
@@ -153,6 +154,7 @@ __all__ = [
     "install",
     "installed",
     "latest_summary",
+    "pin_is_newest",
     "load_probes",
     "lock_file",
     "main",
