@@ -54,7 +54,7 @@ release's environment (the standard library and that release only), and :func:`l
 from __future__ import annotations
 
 from tools.ladder.bisection import bisect_changes, command_bisect, era_release
-from tools.ladder.cli import command_run, main
+from tools.ladder.cli import command_run, main, record_install_time
 from tools.ladder.environments import (
     ensure_base,
     install,
@@ -158,6 +158,7 @@ __all__ = [
     "load_probes",
     "lock_file",
     "main",
+    "record_install_time",
     "merge",
     "newest_published",
     "probe",

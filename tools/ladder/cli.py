@@ -27,6 +27,7 @@ def command_run(items: list[Release], check: bool) -> int:
         print(f"== transformers {item.version}", flush=True)
         seconds = install(item)
         print(f"  install: {'already installed' if seconds is None else f'{seconds} s'}", flush=True)
+        seconds = seconds if seconds is not None else _pending_install_time(item.version)  # installed earlier
         report = probe(item)
         counts = {v: sum(r["verdict"] == v for r in report["probes"].values()) for v in MARKS}
         print(f"  probes: {counts} in {report['probe_seconds']} s", flush=True)
@@ -149,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     except LadderError as error:
         print(f"ladder: {error}", file=sys.stderr)
         return 1
+
+
+def record_install_time(version: str, seconds: float) -> None:
+    """Keep an install time measured outside `make ladder` (``python -m tools.bump`` installs the new rung) next to
+    the release's environment, for the run that records the rung's results."""
+    _pending_install_time(version, seconds)
 
 
 def _pending_install_time(version: str, seconds: float | None = None) -> float | None:

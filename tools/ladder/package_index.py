@@ -68,7 +68,7 @@ def era_cap(uploaded: str, releases: list[dict]) -> str | None:
 
 
 def newest_published(index_output: str) -> str:
-    """The newest version in ``pip index versions NAME``'s output (``transformers (5.25.0)``)."""
+    """The newest version in ``pip index versions NAME``'s output (``transformers (X.Y.Z)``)."""
     match = re.search(r"^\S+ \(([^)]+)\)\s*$", index_output, re.MULTILINE)
     if not match:
         raise LadderError(f"`pip index versions` printed no version line:\n{index_output.strip()[-500:]}")
