@@ -83,7 +83,8 @@ def test_the_report_counts_the_written_verdicts_and_lists_cells_that_type_the_ol
     result = _bump(MADE_UP, "--offline", cwd=tree)  # in place, in the copy
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert f"3. Verdict lines written from the ladder's results: {blocks} claim boxes in {books} notebooks" in out
+    said = f"3. Verdict lines written from the ladder's results: {blocks} boxes (claim checks, 'When it changed') in "
+    assert said + f"{books} notebooks" in out
     assert f"Cells that type a verdict on {pinned_minor()}, to re-read by hand: 1 in 1 notebooks" in out
     assert f"   - {lesson.name}: cell 4 (" in out and f"holds on {pinned_minor()}" in out
     assert "notebook_format apply" in out and "re-read the 1 cells listed in 3." in out

@@ -381,7 +381,8 @@ def render(report: Report) -> str:
     notebooks = sorted({cell[0] for cell in report.cells})
     blocks, books = report.written_verdicts
     lines.append(
-        f"3. Verdict lines written from the ladder's results: {blocks} claim boxes in {books} notebooks "
+        f"3. Verdict lines written from the ladder's results: {blocks} boxes (claim checks, 'When it changed') in "
+        f"{books} notebooks "
         "(`python -m tools.notebook_format apply` rewrites them once the ladder has the new rung)."
     )
     lines.append(
