@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 
-# TRL 1.16's configs and trainers still use the old gradient_checkpointing names, which transformers 5.24 answers
+# TRL 1.16's configs and trainers still use the old gradient_checkpointing names, which the pinned transformers answers
 # with a FutureWarning at each use: nothing a learner can act on, so lesson 18 does not show them.
 warnings.filterwarnings("ignore", message="`(is_)?gradient_checkpointing", category=FutureWarning)
 

@@ -45,7 +45,15 @@ def test_a_bump_to_a_made_up_release_in_a_scratch_copy_edits_only_the_pin_files(
     assert _hashes(tree) == before, "--scratch changed the tree it copied"
     after = _hashes(scratch)
     assert set(after) == set(before), "the scratch copy is not the whole tree"
-    assert sorted(name for name in after if after[name] != before[name]) == sorted(bump.PIN_FILE_NAMES)
+    assert sorted(name for name in after if after[name] != before[name]) == sorted(
+        [*bump.PIN_FILE_NAMES, bump.RUNGS_FILE]
+    )
+    rungs_before = (tree / bump.RUNGS_FILE).read_text(encoding="utf-8").splitlines()
+    rungs_after = (scratch / bump.RUNGS_FILE).read_text(encoding="utf-8").splitlines()
+    added = [line for line in rungs_after if line not in rungs_before]
+    assert added == [f'    Release("{pinned()}", "a former pin of the course (kept by `python -m tools.bump`)", ()),']
+    below = rungs_after[rungs_after.index(added[0]) + 1]
+    assert below.startswith(bump.PIN_RUNG), "the former pin goes just below the pin's rung"
     for name in bump.PIN_FILE_NAMES:
         old_lines = (tree / name).read_text(encoding="utf-8").splitlines()
         new_lines = (scratch / name).read_text(encoding="utf-8").splitlines()
@@ -58,22 +66,56 @@ def test_a_bump_to_a_made_up_release_in_a_scratch_copy_edits_only_the_pin_files(
     out = result.stdout
     assert f"transformers: {pinned()} -> {MADE_UP}" in out
     assert "not run (--offline)" in out and "Claims whose probe changed: unknown" in out
+    assert f"{pinned()} stays on the ladder as a rung (tools/ladder/rungs.py)" in out
     assert "Not done by this command, left to you:" in out and "make ladder" in out and "make execute" in out
 
 
-def test_the_report_lists_every_cell_that_states_a_verdict_on_the_old_release(tmp_path) -> None:
+def test_the_report_counts_the_written_verdicts_and_lists_cells_that_type_the_old_release(tmp_path) -> None:
     tree = tmp_path / "tree"
     bump.copy_tree(ROOT, tree)
+    blocks, books = bump.written_verdicts(ROOT)
+    assert blocks >= 30 and books >= 10, "the claim boxes name their probes (tools/verdicts.py writes the lines)"
+    assert bump.verdict_cells(ROOT, pinned_minor()) == [], "a lesson types a verdict on the pin"
+    lesson = sorted((tree / "notebooks").glob("0[1-9]_*.ipynb"))[0]
+    book = json.loads(lesson.read_text(encoding="utf-8"))
+    book["cells"].insert(3, {"cell_type": "markdown", "metadata": {}, "source": [f"It holds on {pinned_minor()}."]})
+    lesson.write_text(json.dumps(book), encoding="utf-8")
     result = _bump(MADE_UP, "--offline", cwd=tree)  # in place, in the copy
     assert result.returncode == 0, result.stderr
-    cells = bump.verdict_cells(ROOT, pinned_minor())
-    assert len(cells) >= 10, "the lessons state their verdicts on the pin"
-    notebooks = sorted({notebook for notebook, *_ in cells})
-    listed = [line for line in result.stdout.splitlines() if line.startswith("   - ") and ".ipynb: cell " in line]
-    assert [line.split(":")[0].removeprefix("   - ") for line in listed] == notebooks
-    for notebook, number, _, _ in cells:
-        assert f"cell {number} (" in next(line for line in listed if notebook in line)
-    assert f"Cells to re-read: {len(cells)} verdicts on {pinned_minor()}" in result.stdout
+    out = result.stdout
+    said = f"3. Verdict lines written from the ladder's results: {blocks} boxes (claim checks, 'When it changed') in "
+    assert said + f"{books} notebooks" in out
+    assert f"Cells that type a verdict on {pinned_minor()}, to re-read by hand: 1 in 1 notebooks" in out
+    assert f"   - {lesson.name}: cell 4 (" in out and f"holds on {pinned_minor()}" in out
+    assert "notebook_format apply" in out and "re-read the 1 cells listed in 3." in out
+
+
+def test_the_former_pin_is_kept_once_and_new_lock_packages_join_the_constraints(tmp_path) -> None:
+    (tmp_path / "tools" / "ladder").mkdir(parents=True)
+    rungs = tmp_path / bump.RUNGS_FILE
+    rungs.write_text(f'RELEASES = (\n    Release("5.0.0", "a rung", ()),\n{bump.PIN_RUNG}\n)\n')
+    assert bump.keep_former_pin(tmp_path, "5.1.0") == "5.1.0 stays on the ladder as a rung (tools/ladder/rungs.py)"
+    assert bump.keep_former_pin(tmp_path, "5.1.0") == "5.1.0 is already a rung of tools/ladder/rungs.py"
+    assert rungs.read_text().count('Release("5.1.0",') == 1
+    rungs.write_text("RELEASES = ()\n")
+    with pytest.raises(bump.BumpError, match="add the rung 5.1.0 by hand"):
+        bump.keep_former_pin(tmp_path, "5.1.0")
+    (tmp_path / "constraints.txt").write_text(
+        "# a freeze\nFilelock==1.0\njinja2==3.0\ntransformers==5.2.0\nruff==0.1\n"
+    )
+    lock = tmp_path / "lock.txt"
+    lock.write_text("# transformers 5.2.0 on the ladder\nfilelock==1.0\nkernels==0.19.1\ntomlkit==0.15.3\n")
+    assert bump.add_lock_packages(tmp_path, lock) == ["kernels==0.19.1", "tomlkit==0.15.3"]
+    assert (tmp_path / "constraints.txt").read_text().splitlines() == [
+        "# a freeze",
+        "Filelock==1.0",
+        "jinja2==3.0",
+        "kernels==0.19.1",
+        "tomlkit==0.15.3",
+        "transformers==5.2.0",
+        "ruff==0.1",
+    ]
+    assert bump.add_lock_packages(tmp_path, lock) == []
 
 
 @pytest.mark.parametrize(

@@ -267,9 +267,36 @@ def test_latest_summary_names_the_newest_published_the_tested_and_why() -> None:
     assert text.splitlines() == [
         "transformers: newest published 5.25.0; installed and tested 5.23.1; the course pins 5.23.1.",
         f"5.25.0 could not be installed here: {reason}.",
+        "5.23.1 is the course's pin: `make test` already runs the suite on it in .venv, so `make test-latest` has "
+        "nothing else to test.",
     ]
     same = ladder.latest_summary("5.25.0", "5.25.0", "5.23.1", "")
     assert "could not" not in same and "5.25.0 is the newest published release." in same
+    assert "nothing else to test" not in same
+
+
+def test_latest_says_when_the_pin_is_the_newest_release_and_stops_before_installing() -> None:
+    """When the newest release that installs is the pin, `make test-latest` says so and builds and runs nothing:
+    `make test` tests that release already."""
+    pinned_newest = ladder.latest_summary("5.25.0", "5.25.0", "5.25.0", "", installed=False)
+    assert pinned_newest.splitlines() == [
+        "transformers: newest published 5.25.0; the newest that installs with the pins 5.25.0; the course pins 5.25.0.",
+        "5.25.0 is the newest published release.",
+        "5.25.0 is the course's pin: `make test` already runs the suite on it in .venv, so `make test-latest` has "
+        "nothing else to test.",
+    ]
+    held_back = ladder.latest_summary("5.26.0", "5.25.0", "5.25.0", "a reason", installed=False)
+    assert "5.26.0 could not be installed here: a reason." in held_back and "nothing else to test" in held_back
+    found = {"published": "5.26.0", "installable": "5.25.0", "reason": "", "checked": "2026-12-06"}
+    assert ladder.pin_is_newest(found, "5.25.0") and not ladder.pin_is_newest(found, "5.24.0")
+    assert not ladder.pin_is_newest({**found, "installable": None}, "5.25.0")
+    script = (ROOT / "tools" / "test_latest.sh").read_text(encoding="utf-8")
+    asked, venv, tests = (script.index(word) for word in ("--stop-if-pinned", '-m venv "$VENV"', "-m pytest"))
+    assert asked < venv < tests, "test_latest.sh must ask the index before it builds or runs anything"
+    assert script.count('"$PYTHON" -m tools.ladder newest') == 1, "the index is asked twice"
+    from tools.ladder.cli import PINNED_IS_NEWEST
+
+    assert f'"$asked" -eq {PINNED_IS_NEWEST} ]' in script
 
 
 # ---------------------------------------------------------------------------------------------------------------

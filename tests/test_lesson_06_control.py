@@ -94,7 +94,7 @@ def test_flag_probe_refuses_bad_input_with_a_clear_message(arguments: tuple[Any,
 
 
 def _lesson_matrix() -> dict[tuple[str, str], str]:
-    """The cells lesson 06 measured (and asserted in its tucked cell) on 5.24, rebuilt from its readings."""
+    """The cells lesson 06 measured (and asserted in its tucked cell) on the pin, rebuilt from its readings."""
     cells: dict[tuple[str, str], str] = {}
     for event in ("on_train_begin", "on_epoch_begin"):
         cells |= {(event, flag): "no effect" for flag in ACTIONS}

@@ -23,6 +23,7 @@ import pytest
 
 from helpers.pins import SOURCE_RELEASE, pinned, pinned_minor
 from tools.bump import VERDICT
+from tools.verdicts import typed_pin
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "ladder" / "results.json"
@@ -187,3 +188,36 @@ def test_every_verdict_names_the_pin_or_a_release_the_ladder_ran(path: Path) -> 
         f"claim against a fresh run and write its verdict on {pinned_minor()}; a verdict on another release names "
         "one the ladder ran (docs/ladder.md):\n  " + "\n  ".join(wrong)
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The pinned release is data: no markdown cell types it (tools/verdicts.py writes the claim boxes' verdict lines)
+# ---------------------------------------------------------------------------------------------------------------
+def typed_pins(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return [
+        f"cell {number}: ...{words}..."
+        for number, cell in enumerate(cells, start=1)
+        if cell["cell_type"] == "markdown"
+        for words in typed_pin("".join(cell["source"]))
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.name for path in NOTEBOOKS])
+def test_no_markdown_cell_types_the_pinned_release(path: Path) -> None:
+    typed = typed_pins(path)
+    assert typed == [], (
+        f"{path.name} types the pinned release ({pinned()}, requirements.txt) in its markdown; say 'the pinned "
+        "release', or name the probe in the claim box's '<!-- verdict: PROBE -->' block and let "
+        "`python -m tools.notebook_format apply` write the line (tools/verdicts.py):\n  " + "\n  ".join(typed)
+    )
+
+
+def test_a_typed_pin_is_caught_and_a_written_verdict_line_is_not() -> None:
+    minor = pinned_minor()
+    written = f"<!-- verdict: some_probe -->\nLadder, `some_probe`: **holds** on the pinned release, {pinned()}.\n"
+    written += "<!-- /verdict -->"
+    assert typed_pin(written) == []
+    typed = typed_pin(f"It holds on {minor}. {written} Since **{pinned()}** too; 1{minor} and {minor}1 are not it.")
+    assert [words.split("holds on ")[-1] if "holds" in words else words for words in typed][0].startswith(minor)
+    assert len(typed) == 2

@@ -3,15 +3,19 @@
 What it does, in this order, and says as it goes:
 
 1. rewrites the ``transformers==`` pin of the three pin files (``requirements.txt``, ``constraints.txt``,
-   ``environment.yml``) and nothing else: every other file reads the pin through :mod:`helpers.pins`;
+   ``environment.yml``): every other file reads the pin through :mod:`helpers.pins`; and keeps the former pin on
+   the ladder as a rung of its own (``tools/ladder/rungs.py``), so that the next ladder run compares the two;
 2. re-runs the ladder's newest rung (the pin) on the new release, if it can: a dry run of pip first, and when the
    release cannot be installed with the course's other pins it quotes pip's reason and stops there (nothing is
    pretended); otherwise it installs the release's environment (``.venv-ladder/X.Y.Z``, which writes the ladder's
    lock file ``tools/ladder/locks/X.Y.Z.txt``), runs every probe and lists the claims whose verdict differs from the
    old pin's committed row, with the lesson section that shows each (the results file is not written:
-   ``make ladder`` records the rung);
-3. lists the notebook cells to re-read: every markdown cell that states a verdict on the old release ("holds on
-   X.Y", "does not hold on X.Y", ...), by notebook, cell number and section;
+   ``make ladder`` records the rung); every package of the rung's lock that ``constraints.txt`` lacks (a new
+   dependency of the release, and its own) is added to ``constraints.txt`` at the lock's version;
+3. counts the claim boxes' verdict lines, which ``python -m tools.notebook_format apply`` (and ``make execute``)
+   rewrites from the ladder's results once ``make ladder`` has the new rung (:mod:`tools.verdicts`), and lists the
+   markdown cells that still type a verdict on the old release ("holds on X.Y", ...: none when the notebooks
+   follow tests/test_release_claims.py), by notebook, cell number and section;
 4. says plainly what it did not do and what is left by hand (re-run the notebooks, the ladder's page and bisection,
    the other pins, and every line outside the pin files and the notebooks that still names the old release).
 
@@ -35,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "transformers"
 PIN_FILE_NAMES = ("requirements.txt", "constraints.txt", "environment.yml")
+RUNGS_FILE = "tools/ladder/rungs.py"
+PIN_RUNG = '    Release(pinned(), "the course\'s pin", ()),'  # the newest rung, read from requirements.txt
 
 # A verdict of a claim box, and the release it names: "holds on X.Y", "does not hold on **X.Y**", "changed in
 # **X.Y.Z**", "no longer holds: ... X.Y.Z" (within the sentence; a transformers release, 4.x or later).
@@ -73,6 +79,9 @@ class Report:
     ladder: list[str] = field(default_factory=list)
     changed_claims: list[str] | None = None  # None: the rung did not run
     cells: list[tuple[str, int, str, str]] = field(default_factory=list)
+    written_verdicts: tuple[int, int] = (0, 0)  # (verdict blocks, notebooks) that tools.verdicts writes
+    rung: str = ""  # what happened to the former pin's rung
+    added_constraints: list[str] = field(default_factory=list)
     by_hand: list[str] = field(default_factory=list)
     not_done: list[str] = field(default_factory=list)
 
@@ -111,6 +120,54 @@ def rewrite_pins(root: Path, old: str, new: str) -> list[str]:
     for name, text in texts.items():
         (root / name).write_text(text, encoding="utf-8")
     return list(texts)
+
+
+def keep_former_pin(root: Path, old: str) -> str:
+    """Add the former pin to the ladder as a rung of its own, just below the pin's rung; say what was done."""
+    path = root / RUNGS_FILE
+    text = path.read_text(encoding="utf-8")
+    if f'Release("{old}",' in text:
+        return f"{old} is already a rung of {RUNGS_FILE}"
+    if text.count(PIN_RUNG) != 1:
+        raise BumpError(f"{RUNGS_FILE} has no line {PIN_RUNG.strip()!r} (the pin's rung): add the rung {old} by hand")
+    rung = f'    Release("{old}", "a former pin of the course (kept by `python -m tools.bump`)", ()),\n'
+    path.write_text(text.replace(PIN_RUNG, rung + PIN_RUNG), encoding="utf-8")
+    return f"{old} stays on the ladder as a rung ({RUNGS_FILE})"
+
+
+def add_lock_packages(root: Path, lock: Path) -> list[str]:
+    """Add to ``constraints.txt`` every package of the rung's ``lock`` that it lacks, at the lock's version, in
+    its alphabetical place; return the ``name==version`` lines added."""
+    from helpers.pins import normalized, pins
+
+    path = root / "constraints.txt"
+    have = {normalized(name) for name in pins(path)}
+    locked = [line.strip() for line in lock.read_text(encoding="utf-8").splitlines() if "==" in line]
+    new = sorted((line for line in locked if normalized(line.split("==")[0]) not in have), key=str.lower)
+    if not new:
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for pin in new:
+        key = pin.lower()
+        at = next(
+            (n for n, line in enumerate(lines) if "==" in line and not line.startswith("#") and line.lower() > key),
+            len(lines),
+        )
+        lines.insert(at, pin)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    pins.cache_clear()
+    return new
+
+
+def written_verdicts(root: Path) -> tuple[int, int]:
+    """``(verdict blocks, notebooks)``: the claim boxes' lines that tools.verdicts writes from the ladder."""
+    from tools.verdicts import BLOCK
+
+    counts = []
+    for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        counts.append(sum(len(BLOCK.findall("".join(cell["source"]))) for cell in cells))
+    return sum(counts), sum(1 for count in counts if count)
 
 
 def verdict_cells(root: Path, release: str) -> list[tuple[str, int, str, str]]:
@@ -214,10 +271,14 @@ def run_rung(
     had_lock = lock.is_file()
     try:
         seconds = ladder.install(rung)
+        if seconds:  # `make ladder` finds the release installed: it records this time with the rung's results
+            ladder.record_install_time(rung.version, seconds)
         if not had_lock and lock.is_file():
             report.ladder.append(
                 f"wrote {lock.relative_to(report.root)} (the release's packages; commit it with the pins)"
             )
+        if lock.is_file():
+            report.added_constraints = add_lock_packages(report.root, lock)
         report.ladder.append(
             f"installed {ladder.venv_of(rung)} in {seconds} s" if seconds else f"{ladder.venv_of(rung)} was there"
         )
@@ -258,6 +319,7 @@ def bump(root: Path, new_text: str, offline: bool, dry_run=pip_dry_run) -> Repor
         raise BumpError(f"{root / 'requirements.txt'} pins no {PACKAGE}: add the line '{PACKAGE}==X.Y.Z' first")
     report = Report(old, parse_release(new_text, old), root)
     report.edited = rewrite_pins(root, old, report.new)
+    report.rung = keep_former_pin(root, old)
     pins.pins.cache_clear()
     if offline:
         report.ladder.append("not run (--offline): the ladder needs the package index to install the release")
@@ -266,25 +328,32 @@ def bump(root: Path, new_text: str, offline: bool, dry_run=pip_dry_run) -> Repor
         if fresh is not None:
             report.changed_claims = compare(report, fresh)
     report.cells = verdict_cells(root, ".".join(old.split(".")[:2]))
+    report.written_verdicts = written_verdicts(root)
     report.by_hand = typed_releases(root, old)
     report.not_done = not_done(report)
     return report
 
 
 def not_done(report: Report) -> list[str]:
-    old_minor, new_minor = (".".join(v.split(".")[:2]) for v in (report.old, report.new))
     steps = [
-        "install the new pins: `make venv` (constraints.txt is a full `pip freeze`: when pip asks for newer "
-        "tokenizers, huggingface-hub, accelerate, trl or peft, change them in the three pin files and freeze again)",
-        f"re-read each cell listed above against a fresh run, then write its verdict on {new_minor} (not "
-        f"{old_minor}); `make execute NB=...` each notebook: tests/test_release_claims.py fails until every "
-        "verdict names the pin or a release the ladder ran",
-        f"`make ladder` records the rung {report.new} in docs/ladder/results.json and the page; {report.old} leaves "
-        "the ladder unless you add it to RELEASES in tools/ladder/rungs.py; then `make ladder BISECT=1` narrows "
-        "what changed (tests/test_ladder.py fails until both ran)",
+        "install the new pins: `make venv`, then compare `.venv/bin/pip freeze` with constraints.txt (a full freeze: "
+        "when pip asks for newer tokenizers, huggingface-hub, accelerate, trl or peft, change them in the three pin "
+        "files); a new required dependency of transformers goes into requirements.txt and environment.yml too",
+        f"`make ladder` records the rung {report.new} (and runs every rung again: new probes, the former pin's "
+        "rung), then `make ladder BISECT=1` narrows what changed, and `make ladder LADDER=ends CHECK=1` checks the "
+        "committed results (tests/test_ladder.py fails until they ran)",
+        "`python -m tools.notebook_format apply notebooks/*.ipynb` writes the claim boxes' verdict lines from the "
+        "new results (tests/test_verdicts.py fails until it ran); re-read each box whose probe changed (above)",
         "regenerate what names the installed release: `python -m tools.cheatsheet`, `python -m tools.setup_facts`",
-        "`make test`: tests/test_contracts.py and the notebooks say what the new release broke",
+        "`make execute` every notebook (the outputs come from the new release), then `make test`: "
+        "tests/test_contracts.py and the notebooks say what the new release broke",
     ]
+    if report.cells:
+        steps.insert(
+            2,
+            f"re-read the {len(report.cells)} cells listed in 3. and say 'the pinned release' instead of "
+            f"{report.old.rsplit('.', 1)[0]} (tests/test_release_claims.py fails on a typed pin)",
+        )
     if report.changed_claims is None:
         steps.insert(1, f"the ladder's rung did not run here, so no claim was compared on {report.new}")
     return steps
@@ -294,9 +363,14 @@ def render(report: Report) -> str:
     lines = [
         f"{PACKAGE}: {report.old} -> {report.new} in {report.root}",
         "",
-        f"1. Pins rewritten ({PACKAGE} only): {', '.join(report.edited)}.",
+        f"1. Pins rewritten ({PACKAGE} only): {', '.join(report.edited)}; {report.rung}.",
         "2. The ladder's newest rung: " + "; ".join(report.ladder) + ".",
     ]
+    if report.added_constraints:
+        lines.append(
+            f"   Added to constraints.txt from the rung's lock ({len(report.added_constraints)}): "
+            + ", ".join(report.added_constraints)
+        )
     if report.changed_claims is None:
         lines.append("   Claims whose probe changed: unknown (the rung did not run).")
     elif report.changed_claims:
@@ -305,9 +379,15 @@ def render(report: Report) -> str:
     else:
         lines.append(f"   Claims whose probe changed: none; every probe gives {report.old}'s verdict.")
     notebooks = sorted({cell[0] for cell in report.cells})
+    blocks, books = report.written_verdicts
     lines.append(
-        f"3. Cells to re-read: {len(report.cells)} verdicts on {report.old.rsplit('.', 1)[0]} in "
-        f"{len(notebooks)} notebooks (cell numbers from 1):"
+        f"3. Verdict lines written from the ladder's results: {blocks} boxes (claim checks, 'When it changed') in "
+        f"{books} notebooks "
+        "(`python -m tools.notebook_format apply` rewrites them once the ladder has the new rung)."
+    )
+    lines.append(
+        f"   Cells that type a verdict on {report.old.rsplit('.', 1)[0]}, to re-read by hand: {len(report.cells)} "
+        f"in {len(notebooks)} notebooks" + (" (cell numbers from 1):" if report.cells else ".")
     )
     for notebook in notebooks:
         cells: dict[int, tuple[str, list[str]]] = {}

@@ -1,8 +1,9 @@
 """The parts every notebook shares, written from the registry (``lessons.toml``) and ``[tool.course]``.
 
 The title cell (``# NN · Title``, the summary, the Colab badge, the link line previous · syllabus · next), the
-set-up cell (identical everywhere), the "What you will learn" cell with the measured run time, and the closing
-link line all come from here; ``make execute`` and ``make set-repo`` rewrite them, so they are never typed.
+set-up cell (identical everywhere), the "What you will learn" cell with the measured run time, the claim boxes'
+verdict lines (:mod:`tools.verdicts`, from the release ladder's results and the pin) and the closing link line
+all come from here; ``make execute`` and ``make set-repo`` rewrite them, so they are never typed.
 
 Authoring: write a lesson as a percent-format Python file (``# %% [markdown]`` and ``# %%`` cells), without
 the shared parts, then ``python -m tools.notebook_format build src.py notebooks/NN_topic.ipynb``.
@@ -24,6 +25,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 from helpers.registry import Lesson, lesson, lessons, neighbours  # noqa: E402
+from tools.verdicts import write_verdicts  # noqa: E402
 
 WRAP = 108  # markdown prose is wrapped here; code lines stop at 88 (notebooks/ruff.toml)
 GOALS_HEADING = "## What you will learn"
@@ -184,6 +186,9 @@ def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, s
         goals[0].source = goals_source(name)
     else:
         nb.cells.insert(where, nbformat.v4.new_markdown_cell(goals_source(name)))
+    for cell in nb.cells:  # the claim boxes' verdict lines, from the ladder's results and the pin
+        if cell.cell_type == "markdown" and "<!-- verdict: " in cell.source:
+            cell.source = write_verdicts(cell.source)
 
 
 def parse_percent(text: str) -> list[nbformat.NotebookNode]:

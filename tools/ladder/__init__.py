@@ -54,7 +54,7 @@ release's environment (the standard library and that release only), and :func:`l
 from __future__ import annotations
 
 from tools.ladder.bisection import bisect_changes, command_bisect, era_release
-from tools.ladder.cli import command_run, main
+from tools.ladder.cli import command_run, main, record_install_time
 from tools.ladder.environments import (
     ensure_base,
     install,
@@ -85,6 +85,7 @@ from tools.ladder.package_index import (
     final_releases,
     latest_summary,
     newest_published,
+    pin_is_newest,
     resolver_reason,
 )
 from tools.ladder.page import render, write_page
@@ -153,9 +154,11 @@ __all__ = [
     "install",
     "installed",
     "latest_summary",
+    "pin_is_newest",
     "load_probes",
     "lock_file",
     "main",
+    "record_install_time",
     "merge",
     "newest_published",
     "probe",

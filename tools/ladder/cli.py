@@ -12,10 +12,12 @@ from tools.ladder.bisection import command_bisect
 from tools.ladder.environments import install, installed, probe
 from tools.ladder.era import ERA, SOURCE_CLAIMS, command_era
 from tools.ladder.history import command_history
-from tools.ladder.package_index import command_newest, latest_summary
+from tools.ladder.package_index import command_newest, latest_summary, pin_is_newest
 from tools.ladder.page import write_page
 from tools.ladder.results_file import change_problems, merge, problems, read_results, relabel, write_results
 from tools.ladder.rungs import LADDER_DIR, MARKS, PAGE, RELEASES, RESULTS, ROOT, LadderError, Release, select
+
+PINNED_IS_NEWEST = 3  # `newest --stop-if-pinned`: the newest release that installs is the pin
 
 
 def command_run(items: list[Release], check: bool) -> int:
@@ -26,6 +28,7 @@ def command_run(items: list[Release], check: bool) -> int:
         print(f"== transformers {item.version}", flush=True)
         seconds = install(item)
         print(f"  install: {'already installed' if seconds is None else f'{seconds} s'}", flush=True)
+        seconds = seconds if seconds is not None else _pending_install_time(item.version)  # installed earlier
         report = probe(item)
         counts = {v: sum(r["verdict"] == v for r in report["probes"].values()) for v in MARKS}
         print(f"  probes: {counts} in {report['probe_seconds']} s", flush=True)
@@ -75,6 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     newest.add_argument("--pinned", default=pinned(), help="the course's pin, for the summary")
     newest.add_argument("--tested", help="the release that was installed (default: the newest that installs)")
     newest.add_argument("--record", action="store_true", help="write the answer into the results and the page")
+    newest.add_argument(
+        "--stop-if-pinned",
+        action="store_true",
+        help=f"exit with {PINNED_IS_NEWEST} when the newest release that installs is the pin (make test-latest)",
+    )
     newest.add_argument("pip_args", nargs="*", help="requirements for the dry run, after --, e.g. -- -r FILE")
     sub.add_parser("era", help=f"quote {ERA}'s wheel for the lessons; bisect source claims before the ladder")
     sub.add_parser("history", help="read 4.0-4.22 from their wheels into docs/ladder/history.json (for the checker)")
@@ -117,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "newest":
             found = command_newest(args.python, args.pip_args)
             tested = args.tested or found["installable"] or "none"
-            print(latest_summary(found["published"], tested, args.pinned, found["reason"]))
+            print(latest_summary(found["published"], tested, args.pinned, found["reason"], bool(args.tested)))
+            if args.stop_if_pinned and not args.tested and pin_is_newest(found, args.pinned):
+                return PINNED_IS_NEWEST
             if args.record:
                 results = read_results()
                 results["newest"] = found
@@ -144,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     except LadderError as error:
         print(f"ladder: {error}", file=sys.stderr)
         return 1
+
+
+def record_install_time(version: str, seconds: float) -> None:
+    """Keep an install time measured outside `make ladder` (``python -m tools.bump`` installs the new rung) next to
+    the release's environment, for the run that records the rung's results."""
+    _pending_install_time(version, seconds)
 
 
 def _pending_install_time(version: str, seconds: float | None = None) -> float | None:

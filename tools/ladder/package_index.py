@@ -68,7 +68,7 @@ def era_cap(uploaded: str, releases: list[dict]) -> str | None:
 
 
 def newest_published(index_output: str) -> str:
-    """The newest version in ``pip index versions NAME``'s output (``transformers (5.25.0)``)."""
+    """The newest version in ``pip index versions NAME``'s output (``transformers (X.Y.Z)``)."""
     match = re.search(r"^\S+ \(([^)]+)\)\s*$", index_output, re.MULTILINE)
     if not match:
         raise LadderError(f"`pip index versions` printed no version line:\n{index_output.strip()[-500:]}")
@@ -97,14 +97,27 @@ def resolver_reason(pip_output: str) -> str:
     return "pip says " + "; ".join(f'"{line}"' for line in picked[:3])
 
 
-def latest_summary(published: str, tested: str, pinned: str, reason: str) -> str:
-    """The lines `make test-latest` prints about the release it tested."""
-    lines = [f"transformers: newest published {published}; installed and tested {tested}; the course pins {pinned}."]
+def latest_summary(published: str, tested: str, pinned: str, reason: str, installed: bool = True) -> str:
+    """The lines `make test-latest` prints about the release it tested (``installed=False``: the release it would
+    install, the newest that installs with the pins, before anything is installed)."""
+    did = "installed and tested" if installed else "the newest that installs with the pins"
+    lines = [f"transformers: newest published {published}; {did} {tested}; the course pins {pinned}."]
     if version_key(tested) < version_key(published):
         lines.append(f"{published} could not be installed here: {reason or 'pip gave no reason'}.")
     elif published == tested:
         lines.append(f"{tested} is the newest published release.")
+    if tested == pinned:
+        lines.append(
+            f"{tested} is the course's pin: `make test` already runs the suite on it in .venv, so `make test-latest` "
+            "has nothing else to test."
+        )
     return "\n".join(lines)
+
+
+def pin_is_newest(found: dict, pinned: str) -> bool:
+    """Whether the newest release that installs with the course's other pins (``found``, from
+    :func:`command_newest`) is the pin itself: then a run on "the newest" would repeat ``make test``."""
+    return found.get("installable") == pinned
 
 
 def command_newest(python: str, extra: list[str], tries: int = 6) -> dict:

@@ -1014,6 +1014,69 @@ def ignore_data_skip_resumes_at_the_interrupted_batch():
     return first == reference.seen[3], f"the resumed step 4 trained on {where}"
 
 
+@probe(
+    "get_resumed_dataloader_decides_the_resumed_batches",
+    "A run resumed mid-epoch asks `Trainer.get_resumed_dataloader(dataloader, num_batches)` for its data, once, "
+    "with the batches to skip; a subclass that overrides it decides which batches the resumed steps train on.",
+    "course",
+    "11 §3",
+)
+def get_resumed_dataloader_decides_the_resumed_batches():
+    from transformers import Trainer
+
+    if not hasattr(Trainer, "get_resumed_dataloader"):
+        raise CannotRun("Trainer has no get_resumed_dataloader (a resume skips batches inside train())")
+
+    class Rewinding(Trainer):
+        """Asks the default for nothing: restarts the epoch, so the override visibly decides."""
+
+        def get_resumed_dataloader(self, dataloader, num_batches):
+            self.asked.append(num_batches)
+            return dataloader
+
+        def training_step(self, model, inputs, *args, **kwargs):
+            self.seen.append(tuple(inputs["input_ids"][:, 1].tolist()))
+            return super().training_step(model, inputs, *args, **kwargs)
+
+    def run(**keywords):
+        trainer = make_trainer(
+            "resumed_dataloader",
+            trainer_class=Rewinding,
+            train_dataset=examples(16, seed=7),
+            per_device_train_batch_size=2,
+            **keywords,
+        )
+        trainer.seen, trainer.asked = [], []
+        return trainer
+
+    reference = run(max_steps=6, save_strategy="steps", save_steps=3)
+    reference.train()
+    resumed = run(max_steps=6)
+    resumed.train(resume_from_checkpoint=str(Path(reference.args.output_dir) / "checkpoint-3"))
+    holds = resumed.asked == [3] and resumed.seen[0] == reference.seen[0]
+    return holds, f"called with num_batches={resumed.asked}; resumed step 4 trained on reference batch " + (
+        "1 (the override's choice)" if resumed.seen[0] == reference.seen[0] else "another batch"
+    )
+
+
+@probe(
+    "from_pretrained_turns_kernels_on",
+    "A model loaded with `from_pretrained` and no `use_kernels` argument has `use_kernels` switched on.",
+    "course",
+    "09 §7",
+)
+def from_pretrained_turns_kernels_on():
+    import importlib.util
+
+    model = tiny_model()
+    with tempfile.TemporaryDirectory() as folder:
+        model.save_pretrained(folder)
+        loaded = type(model).from_pretrained(folder)
+    value = getattr(loaded, "use_kernels", "no such attribute")
+    installed = importlib.util.find_spec("kernels") is not None
+    return value is True, f"use_kernels after from_pretrained: {value}; the kernels package installed: {installed}"
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Callbacks (lessons 05, 06, 08)
 # ---------------------------------------------------------------------------------------------------------------

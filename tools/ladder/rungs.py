@@ -70,6 +70,7 @@ RELEASES: tuple[Release, ...] = (
     Release("5.0.0", "the first 5.x release", ()),
     Release("5.14.1", "the last release before 5.15", ()),
     Release("5.15.0", "where a downstream project's bisect put the removal of `warmup_ratio`", ()),
+    Release("5.24.0", "a former pin of the course (kept by `python -m tools.bump`)", ()),
     Release(pinned(), "the course's pin", ()),  # requirements.txt's transformers, through helpers.pins
 )
 
