@@ -92,6 +92,11 @@ ANSWERS = {
         "    return [1.0 if c.strip() == a.strip() else 0.2 if len(c.strip()) == 1 and c.strip().isdigit() else 0.0\n"
         "            for c, a in zip(completions, answer)]",
     ),
+    "20": (
+        "q2",
+        "def training_log_steps(m, every, first):\n    k = every if every >= 1 else -(-m * every // 1)\n"
+        "    return [s for s in range(1, m + 1) if s % k == 0 or (first and s == 1)]",
+    ),
     "10": ("q1", "def steps_per_epoch(n, b, p, a):\n    return -(-n // (b * p * a))"),
     "11": ("q1", "from transformers.trainer_utils import get_last_checkpoint as latest_checkpoint"),
 }
