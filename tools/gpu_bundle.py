@@ -376,6 +376,8 @@ def build(python: str = DEVICE_PYTHON, out: Path = BUNDLE, cache: Path = CACHE, 
         str(folder.relative_to(ROOT)) if folder.is_relative_to(ROOT) else str(folder) for folder in folders
     ]
     manifest["build_s"] = round(time.perf_counter() - started, 1)
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    (out / gpu_device.MANIFEST).write_text(text, encoding="utf-8")  # what gpu_run --dry-run plans from
     return manifest
 
 
