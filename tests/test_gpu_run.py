@@ -25,7 +25,7 @@ def test_a_cpu_result_is_never_recorded_as_a_gpu_time() -> None:
 def test_the_repository_copy_leaves_out_venvs_and_git(tmp_path) -> None:
     copy = gpu_run.copy_repository(tmp_path / "course")
     assert (copy / "notebooks" / "00_start_here.ipynb").is_file()
-    assert not (copy / ".git").exists() and not (copy / ".venv").exists()
+    assert not (copy / ".git").exists() and not (copy / ".venv").exists() and not (copy / ".gpu").exists()
 
 
 def _manifest(parts: int) -> dict:

@@ -42,7 +42,7 @@ from tools import gpu_bundle, gpu_device
 
 ROOT = gpu_bundle.ROOT
 REHEARSAL = gpu_bundle.BUNDLE / "rehearsal"
-RUNNERS = ("nbclient", "nbformat", "ipykernel", "ipykernel_launcher", "nbmake", "xdist", "pytest")
+RUNNERS = ("nbclient", "nbformat", "ipykernel", "ipykernel_launcher", "nbmake", "xdist", "pytest", "tools.gpu_run")
 SHADOWED = ("transformers", "huggingface-hub")  # in the image, older: the bundle's copies must come first
 STAND_IN_PIP = "pip"  # the image has pip; tools.gpu_device installs with it
 

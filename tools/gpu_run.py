@@ -173,7 +173,7 @@ def run_notebook(path: Path, workdir: Path, env: dict[str, str], timeout_s: int,
 def copy_repository(target: Path) -> Path:
     """A working copy of the course (without venvs, runs and caches) to execute notebooks in."""
     ignore = shutil.ignore_patterns(
-        ".git", ".venv*", "runs", "participant_copies", "__pycache__", "bench", "_build", "cache"
+        ".git", ".venv*", ".gpu", "runs", "participant_copies", "__pycache__", "bench", "_build", "cache"
     )
     shutil.copytree(ROOT, target, ignore=ignore)
     return target
