@@ -147,3 +147,6 @@ def test_the_rehearsal_installs_offline_and_imports_everything_the_notebooks_imp
     assert result["transformers"] == result["manifest"]["carried"]["transformers"]  # the bundle's, not the image's
     assert "site-packages" in result["transformers_file"] and "course-gpu-rehearsal" in result["transformers_file"]
     assert result["logits"] == [2, 2] and result["train_rows"] > 1000
+    notebook = result["notebook"][gpu_rehearse.NOTEBOOK]
+    assert notebook["passed"], notebook["error"]
+    assert notebook["peak"]["rss_peak_mib"] > 100

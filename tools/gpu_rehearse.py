@@ -17,11 +17,13 @@ into ``.gpu/rehearsal``. Then, in a scratch folder:
 2. **offline**: under ``unshare -n`` (a network namespace with no interface; as root), the stand-in runs
    ``python -m tools.gpu_device install`` for every part, as the device calls do, then
    ``python -m tools.gpu_device check``, then imports every module the notebooks import, every module of
-   ``helpers`` and the notebook runners (nbclient, ipykernel, nbmake, pytest-xdist), and loads the course's
-   model, tokenizer and data from the installed bundle through the helpers.
+   ``helpers`` and the notebook runners (nbclient, ipykernel, nbmake, pytest-xdist), loads the course's
+   model, tokenizer and data from the installed bundle through the helpers, and runs lesson 00 as the device's
+   run runs each notebook (``python -m tools.gpu_run --one``: a kernel started from the bundle's ipykernel).
 
-Where ``unshare -n`` is refused (not root, no user namespaces) the offline steps run with pip's ``--no-index``
-alone and the rehearsal says so.
+The namespace keeps its loopback (brought up with ``ip``), which Jupyter kernels need: without it a kernel
+never answers. Where ``unshare -n`` is refused (not root, no user namespaces) the offline steps run with pip's
+``--no-index`` alone and the rehearsal says so.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ REHEARSAL = gpu_bundle.BUNDLE / "rehearsal"
 RUNNERS = ("nbclient", "nbformat", "ipykernel", "ipykernel_launcher", "nbmake", "xdist", "pytest", "tools.gpu_run")
 SHADOWED = ("transformers", "huggingface-hub")  # in the image, older: the bundle's copies must come first
 STAND_IN_PIP = "pip"  # the image has pip; tools.gpu_device installs with it
+NOTEBOOK = "00_start_here.ipynb"  # the lesson that checks the environment: run in the stand-in from the bundle
 
 
 def notebook_imports(paths: list[Path]) -> set[str]:
@@ -148,7 +151,9 @@ def offline_prefix() -> tuple[list[str], str]:
     """``["unshare", "-n"]`` where it works here, else ``[]``; and a sentence saying which."""
     unshare = shutil.which("unshare")
     if unshare and subprocess.run([unshare, "-n", "true"], capture_output=True).returncode == 0:
-        return [unshare, "-n"], "offline: unshare -n (no network interface)"
+        # The new namespace's loopback starts down, and Jupyter kernels talk to their client over it.
+        loopback = "ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null;"
+        return [unshare, "-n", "sh", "-c", f'{loopback} exec "$0" "$@"'], "offline: unshare -n (loopback only)"
     return [], "NOT isolated from the network (unshare -n refused here); pip ran with --no-index"
 
 
@@ -221,6 +226,12 @@ def rehearse(python: str | None = None, keep: Path | None = None) -> dict:
         )
         timings["import_s"] = time.perf_counter() - started
         outcome = json.loads(out.strip().splitlines()[-1])
+        started = time.perf_counter()  # a notebook, run as the device's run runs each one: a kernel from the bundle
+        result, executed = scratch / "notebook.json", scratch / NOTEBOOK
+        command = [str(interpreter), "-m", "tools.gpu_run", "--one", NOTEBOOK, "--workdir", str(ROOT)]
+        run(prefix + command + ["--timeout", "120", "--result", str(result), "--save", str(executed)], env)
+        outcome["notebook"] = {NOTEBOOK: json.loads(result.read_text())}
+        timings["notebook_s"] = time.perf_counter() - started
     finally:
         if keep is None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -248,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {note}")
     print(f"imported {result['imported']} modules; failed: {result['failed'] or 'none'}")
     print(f"transformers {result['transformers']} from {result['transformers_file']}")
+    print(f"notebook: {result['notebook']}")
     print("times: " + ", ".join(f"{key} {value:.1f}" for key, value in result["timings"].items()))
-    return 1 if result["failed"] else 0
+    return 1 if result["failed"] or not result["notebook"][NOTEBOOK]["passed"] else 0
 
 
 if __name__ == "__main__":
