@@ -10,7 +10,7 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --offline),\
           $(error make: could not read the offline settings: `$(PYTHON) -m helpers.pins --offline` failed))
 
-.PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser
+.PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 
 help:
 	@echo "make lab      - create .venv if missing (Python 3.11; PYTHON=python3.11), install the pinned packages (torch: CPU build without an NVIDIA driver), open JupyterLab on notebooks/"
@@ -25,6 +25,7 @@ help:
 	@echo "make test-colab - a simulated Colab (.venv-colab) runs the set-up cell and notebooks 00 and 03"
 	@echo "make book     - the course as a website (Sphinx, myst-nb) in _build/book/, from the executed notebooks"
 	@echo "make test-browser - the book and JupyterLab in Debian's chromium (playwright): pages, links, search, Run All"
+	@echo "make gpu-plan - build the GPU bundle (.gpu/, needs the package registry) and print the device calls of the GPU run"
 
 # Before .venv is created, $(PYTHON) must be the tested Python (3.11; tools/python_version.py says how to get it
 # otherwise, and UNTESTED_PYTHON=1 tries a newer one anyway). uv's pip interface installs the pins when it can be
@@ -108,6 +109,11 @@ book: $(BOOK_STAMP)
 
 test-browser: book
 	COURSE_BROWSER_TESTS=1 $(OFFLINE) $(PY) -m pytest -q -p no:cacheprovider --durations=0 tests/browser
+
+# The course on a lent GPU machine (docs/authoring.md, "Running the course on a lent GPU machine").
+gpu-plan: venv
+	$(PY) -m tools.gpu_bundle
+	$(PY) -m tools.gpu_run --dry-run
 
 datasheet: venv
 	$(OFFLINE) $(PY) -m tools.datasheet
