@@ -69,6 +69,7 @@ TEACHER_ONLY = frozenset(
         "tools/loaded_times.py",
         "tools/setup_facts.py",
         "tests/test_gpu_run.py",  # gpu_run.record writes GPU times into the teacher's README and agendas
+        "tests/test_gpu_bundle.py",  # downloads the GPU bundle's wheels (about 90 MB) for the maintainers' GPU run
         "tests/test_participant_copies.py",
         "tests/test_workshop_agenda.py",
         "tests/test_loaded_times.py",
