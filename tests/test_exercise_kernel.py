@@ -92,6 +92,11 @@ ANSWERS = {
         "    return [1.0 if c.strip() == a.strip() else 0.2 if len(c.strip()) == 1 and c.strip().isdigit() else 0.0\n"
         "            for c, a in zip(completions, answer)]",
     ),
+    "21": (
+        "q2",
+        "schedule_free_settings = {'optim': 'schedule_free_adamw', 'learning_rate': 2e-3,\n"
+        "                          'warmup_steps': 4, 'lr_scheduler_type': 'constant'}",
+    ),
     "10": ("q1", "def steps_per_epoch(n, b, p, a):\n    return -(-n // (b * p * a))"),
     "11": ("q1", "from transformers.trainer_utils import get_last_checkpoint as latest_checkpoint"),
 }
