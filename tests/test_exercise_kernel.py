@@ -97,6 +97,11 @@ ANSWERS = {
         "def training_log_steps(m, every, first):\n    k = every if every >= 1 else -(-m * every // 1)\n"
         "    return [s for s in range(1, m + 1) if s % k == 0 or (first and s == 1)]",
     ),
+    "21": (
+        "q2",
+        "schedule_free_settings = {'optim': 'schedule_free_adamw', 'learning_rate': 2e-3,\n"
+        "                          'warmup_steps': 4, 'lr_scheduler_type': 'constant'}",
+    ),
     "10": ("q1", "def steps_per_epoch(n, b, p, a):\n    return -(-n // (b * p * a))"),
     "11": ("q1", "from transformers.trainer_utils import get_last_checkpoint as latest_checkpoint"),
 }
