@@ -40,6 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers.registry import lesson
 from tools import gpu_bundle, gpu_device
 
 ROOT = gpu_bundle.ROOT
@@ -47,7 +48,7 @@ REHEARSAL = gpu_bundle.BUNDLE / "rehearsal"
 RUNNERS = ("nbclient", "nbformat", "ipykernel", "ipykernel_launcher", "nbmake", "xdist", "pytest", "tools.gpu_run")
 SHADOWED = ("transformers", "huggingface-hub")  # in the image, older: the bundle's copies must come first
 STAND_IN_PIP = "pip"  # the image has pip; tools.gpu_device installs with it
-NOTEBOOK = "00_start_here.ipynb"  # the lesson that checks the environment: run in the stand-in from the bundle
+NOTEBOOK = lesson("00").file  # the lesson that checks the environment: run in the stand-in from the bundle
 
 
 def notebook_imports(paths: list[Path]) -> set[str]:
