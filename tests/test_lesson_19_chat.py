@@ -4,6 +4,8 @@ the template without markers, the spaced template that breaks the prefix rule, a
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 import torch
 from trl import SFTConfig, SFTTrainer
@@ -140,3 +142,25 @@ def test_batched_replies_equal_replies_one_at_a_time(tokenizer):
     batched = generate_replies(model, tokenizer, asked)
     alone = [generate_replies(model, tokenizer, [conversation])[0] for conversation in asked]
     assert batched == alone and len(set(batched)) > 1 and tokenizer.padding_side == "right"
+
+
+def test_trl_warns_about_the_spaced_template_on_prompt_completion_data_only(tokenizer, tmp_path, caplog):
+    """Section 7's last sentence: the prompt/completion route warns that the prompt is not a prefix; the
+    messages route, with the same template, says nothing about it."""
+    rows = conversation_rows(6, seed=10)
+    pairs = [{"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in rows]
+    tokenizer.chat_template = SPACED
+    try:
+        with caplog.at_level(logging.WARNING):
+            sft(tokenizer, conversation_dataset(1, seed=0).from_list(rows), tmp_path / "messages")
+        assert "not a prefix" not in caplog.text
+        with caplog.at_level(logging.WARNING):
+            sft(
+                tokenizer,
+                conversation_dataset(1, seed=0).from_list(pairs),
+                tmp_path / "pairs",
+                assistant_only_loss=False,
+            )
+        assert "not a prefix of the tokenized prompt+completion" in caplog.text
+    finally:
+        tokenizer.chat_template = CHAT_TEMPLATE
