@@ -108,8 +108,13 @@ def test_without_markers_zeros_and_a_refusal(tokenizer, tmp_path):
 
 
 def test_sftconfig_turns_bf16_on_unless_told():
+    """The pattern's note: bf16 is on by default; without a GPU it stops unless use_cpu=True, then stays on."""
     assert SFTConfig.__dataclass_fields__["bf16"].default is None  # resolved in __post_init__: not fp16
     assert SFTConfig("x", bf16=False, use_cpu=True).bf16 is False
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="use_cpu"):
+            SFTConfig("x", report_to="none")
+        assert SFTConfig("x", report_to="none", use_cpu=True).bf16 is True
 
 
 def test_the_spaced_template_trains_the_same_tokens_and_breaks_the_prefix_rule(tokenizer):
@@ -164,3 +169,30 @@ def test_trl_warns_about_the_spaced_template_on_prompt_completion_data_only(toke
         assert "not a prefix of the tokenized prompt+completion" in caplog.text
     finally:
         tokenizer.chat_template = CHAT_TEMPLATE
+
+
+def test_the_collator_trains_a_plain_trainer_and_pairs_train_the_last_reply_only(tokenizer, tmp_path):
+    """Section 3's advice (a plain Trainer, remove_unused_columns=False) and section 5's claim (prompt/completion
+    data: labels on the last reply and its <|end|> only, earlier replies masked)."""
+    from transformers import Trainer, TrainingArguments
+
+    rows = conversation_rows(16, seed=13)
+    args = TrainingArguments(
+        str(tmp_path / "plain"),
+        max_steps=2,
+        per_device_train_batch_size=4,
+        remove_unused_columns=False,
+        report_to="none",
+        use_cpu=True,
+    )
+    model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
+    data = conversation_dataset(1, seed=0).from_list(rows)
+    Trainer(model=model, args=args, train_dataset=data, data_collator=AssistantOnlyCollator(tokenizer)).train()
+    pairs = [{"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in rows]
+    trainer = sft(tokenizer, data.from_list(pairs), tmp_path / "pairs", assistant_only_loss=False)
+    for row, prepared in zip(rows, trainer.train_dataset, strict=True):
+        labelled = [t for t in prepared["labels"] if t != -100]
+        assert tokenizer.convert_ids_to_tokens(labelled) == [
+            *tokenizer.tokenize(row["messages"][-1]["content"]),
+            "<|end|>",
+        ]
