@@ -92,6 +92,14 @@ ANSWERS = {
         "    return [1.0 if c.strip() == a.strip() else 0.2 if len(c.strip()) == 1 and c.strip().isdigit() else 0.0\n"
         "            for c, a in zip(completions, answer)]",
     ),
+    "19": (
+        "q1",
+        "def chat_labels(tokenizer, messages):\n    ids = tokenizer.apply_chat_template(messages)['input_ids']\n"
+        "    labels = [-100] * len(ids)\n    for k, m in enumerate(messages):\n        if m['role'] == 'assistant':\n"
+        "            a = len(tokenizer.apply_chat_template(messages[:k], add_generation_prompt=True)['input_ids'])\n"
+        "            b = len(tokenizer.apply_chat_template(messages[: k + 1])['input_ids'])\n"
+        "            labels[a:b] = ids[a:b]\n    return ids, labels",
+    ),
     "20": (
         "q2",
         "def training_log_steps(m, every, first):\n    k = every if every >= 1 else -(-m * every // 1)\n"
