@@ -64,17 +64,12 @@ def conversation_dataset(count: int, seed: int, **kwargs: Any) -> Dataset:
 def chat_tokenizer(conversations: Any, vocab_size: int = 64) -> PreTrainedTokenizerFast:
     """A BPE tokenizer trained on the turns' text (rows with ``messages``), with the role tokens as special tokens,
     ``<|end|>`` as its end-of-sequence token and ``<pad>`` for padding; it has no chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
+    from helpers.language_model import train_tokenizer
 
     corpus = [message["content"] for row in conversations for message in row["messages"]]
     if not corpus:
         raise ValueError("chat_tokenizer needs at least one conversation to learn its vocabulary from.")
-    model = Tokenizer(models.BPE(unk_token="<unk>"))
-    model.pre_tokenizer = pre_tokenizers.Metaspace()
-    model.decoder = decoders.Metaspace()
-    model.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS)))
-    return PreTrainedTokenizerFast(tokenizer_object=model, pad_token="<pad>", eos_token="<|end|>", unk_token="<unk>")
+    return train_tokenizer(corpus, vocab_size, special_tokens=SPECIAL_TOKENS, eos_token="<|end|>")
 
 
 def split_last_reply(rows: Any) -> tuple[list[list[dict[str, str]]], list[str]]:

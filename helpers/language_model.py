@@ -55,9 +55,12 @@ def max_digit_dataset(count: int, seed: int, digits: tuple[int, int] = (3, 12)) 
     return Dataset.from_list(max_digit_rows(count, seed, digits))
 
 
-def train_tokenizer(texts: Any, vocab_size: int = 64) -> PreTrainedTokenizerFast:
+def train_tokenizer(
+    texts: Any, vocab_size: int = 64, *, special_tokens: tuple[str, ...] = SPECIAL_TOKENS, eos_token: str = "<eos>"
+) -> PreTrainedTokenizerFast:
     """A BPE tokenizer trained on ``texts`` (strings, or rows with prompt and completion), one token a word or digit,
-    with ``<pad>``, ``<eos>`` and ``<unk>``; wrapped for transformers (right padding)."""
+    with ``special_tokens`` (by default ``<pad>``, ``<eos>`` and ``<unk>``; they must hold ``<pad>``, ``<unk>`` and
+    ``eos_token``); wrapped for transformers (right padding)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -67,8 +70,8 @@ def train_tokenizer(texts: Any, vocab_size: int = 64) -> PreTrainedTokenizerFast
     model = Tokenizer(models.BPE(unk_token="<unk>"))
     model.pre_tokenizer = pre_tokenizers.Metaspace()
     model.decoder = decoders.Metaspace()
-    model.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS)))
-    return PreTrainedTokenizerFast(tokenizer_object=model, pad_token="<pad>", eos_token="<eos>", unk_token="<unk>")
+    model.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens)))
+    return PreTrainedTokenizerFast(tokenizer_object=model, pad_token="<pad>", eos_token=eos_token, unk_token="<unk>")
 
 
 def tiny_llama(tokenizer: Any, seed: int = 0, hidden: int | None = None, layers: int | None = None) -> LlamaForCausalLM:
