@@ -26,6 +26,20 @@ MIXED_PRECISION_FIXES = {
 }
 
 
+def _hasattr_self(node: ast.AST) -> str | None:
+    """The attribute name of ``hasattr(self, "name")``, or None when ``node`` is not such a call."""
+    if (
+        isinstance(node, ast.Call)
+        and _is_name(node.func, "hasattr")
+        and len(node.args) == 2
+        and _is_name(node.args[0], "self")
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return node.args[1].value
+    return None
+
+
 class AttributeChecks(_Visitor):
     """``self.<name>`` in a Trainer subclass that the installed class no longer has."""
 
@@ -76,15 +90,9 @@ class AttributeChecks(_Visitor):
                 for part in ast.walk(value):
                     if isinstance(part, ast.Attribute) and _is_name(part.value, "self") and part.attr in names:
                         self.guarded.add(id(part))
-                if (
-                    isinstance(value, ast.Call)
-                    and _is_name(value.func, "hasattr")
-                    and len(value.args) == 2
-                    and _is_name(value.args[0], "self")
-                    and isinstance(value.args[1], ast.Constant)
-                    and isinstance(value.args[1].value, str)
-                ):
-                    names.add(value.args[1].value)
+                name = _hasattr_self(value)
+                if name is not None:
+                    names.add(name)
         self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
@@ -105,16 +113,9 @@ class AttributeChecks(_Visitor):
         options = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
         for option in options:
             first = option.values[0] if isinstance(option, ast.BoolOp) and isinstance(option.op, ast.And) else option
-            if not (
-                isinstance(first, ast.Call)
-                and _is_name(first.func, "hasattr")
-                and len(first.args) == 2
-                and _is_name(first.args[0], "self")
-                and isinstance(first.args[1], ast.Constant)
-                and isinstance(first.args[1].value, str)
-            ):
+            name = _hasattr_self(first)
+            if name is None:
                 return False
-            name = first.args[1].value
             if hasattr(root, name) or name in _instance_attributes(root) or name in _attributes_set(self.module):
                 return False
         return True
