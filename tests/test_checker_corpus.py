@@ -188,3 +188,16 @@ def test_main_reports_a_bad_manifest_with_exit_status_2(tmp_path: Path, capsys) 
     manifest.write_text(GOOD.replace('format = "wheel"', 'format = "egg"'))
     assert corpus.main(["--manifest", str(manifest), "--cache", str(tmp_path / "cache")]) == 2
     assert "`format` must be one of" in capsys.readouterr().err
+
+
+def test_package_selection_keeps_manifest_order_and_refuses_an_unknown_name() -> None:
+    packages = corpus.parse_manifest(
+        GOOD
+        + GOOD.replace('name = "demo"', 'name = "other"').replace(
+            'archive = "demo-1.0-py3-none-any.whl"', 'archive = "other-1.0-py3-none-any.whl"'
+        )
+    )
+    assert [p.name for p in corpus.select(packages, None)] == ["demo", "other"]
+    assert [p.name for p in corpus.select(packages, ["other"])] == ["other"]
+    with pytest.raises(CorpusError, match="--package missing: not in the manifest"):
+        corpus.select(packages, ["missing", "demo"])

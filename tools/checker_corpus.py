@@ -11,7 +11,8 @@ resolve), runs the checker on each file and compares.
 It prints precision, recall and the exit status of each file, and every false alarm and every miss. The exit status is
 1 when precision is below 0.97, recall below 0.95 or a file's exit status is wrong, 2 when the corpus cannot be
 fetched or read, else 0. ``--results PATH`` writes the whole score as JSON (the committed
-``tests/check_old_code_corpus/results.json`` comes from such a run). The repository holds no file of these packages,
+``tests/check_old_code_corpus/results.json`` comes from such a run); ``--package NAME`` (repeatable) scores only those
+packages, e.g. a block of the manifest keyed together. The repository holds no file of these packages,
 only the manifest: facts about them.
 """
 
@@ -149,6 +150,20 @@ def load_manifest(path: Path = MANIFEST) -> list[Package]:
     if not path.is_file():
         raise CorpusError(f"{path}: no such manifest; give the path of a manifest.toml with --manifest.")
     return parse_manifest(path.read_text(encoding="utf-8"), str(path))
+
+
+def select(packages: Sequence[Package], names: Sequence[str] | None) -> list[Package]:
+    """The packages named (all when ``names`` is empty), in manifest order.
+
+    Raises:
+        CorpusError: a name that no package of the manifest has.
+    """
+    if not names:
+        return list(packages)
+    unknown = sorted(set(names) - {package.name for package in packages})
+    if unknown:
+        raise CorpusError(f"--package {', '.join(unknown)}: not in the manifest; use the `name` of a [[package]].")
+    return [package for package in packages if package.name in set(names)]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -385,9 +400,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"where archives are downloaded, outside the repository (default: ${CACHE_VARIABLE} or %(default)s)",
     )
     parser.add_argument("--results", type=Path, help="write the score as JSON to this file")
+    parser.add_argument(
+        "--package",
+        action="append",
+        metavar="NAME",
+        help="score only this package of the manifest (repeat for several), e.g. one block keyed together",
+    )
     arguments = parser.parse_args(argv)
     try:
-        packages = load_manifest(arguments.manifest)
+        packages = select(load_manifest(arguments.manifest), arguments.package)
         results = check_corpus(packages, arguments.cache)
     except CorpusError as error:
         print(f"checker_corpus: {error}", file=sys.stderr)
