@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .file_facts import _attributes_set
+from .file_facts import _attributes_set, _set_by_subclass
 from .installed import _library_release
 from .ladder_results import ladder_attribute_removal, ladder_method_removal, oldest_release
 from .library_calls import _instance_attributes
@@ -137,6 +137,8 @@ class AttributeChecks(_Visitor):
             message = f"{chain.root.__name__} ({release}) does not set `{name}`{removed}"
         elif name.startswith("__") or name in _attributes_set(self.module):
             return  # set somewhere in this file (or a mangled name): not ours to judge
+        elif chain.locals and _set_by_subclass(self.module, chain.locals[0].node.name, name):
+            return  # a base class reading what its subclasses (here or in the files beside it) provide
         else:
             message = (
                 f"neither {chain.root.__name__} ({release}) nor this file defines or sets `{name}` (the ladder, "

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import ast
 
-from .resolve import _Module
-from .syntax import _is_name
+from .resolve import _Module, _project_module
+from .syntax import _defines, _is_name, _terminal
+
+# How many project files beside a file are read to find the subclasses of one of its classes.
+NEARBY_FILES = 200
 
 
 def _argparse_defaults(module: _Module) -> dict[str, ast.Constant]:
@@ -56,6 +59,50 @@ def _attributes_set(module: _Module) -> frozenset[str]:
                         names.add(node.args[1].value)
         module._cached["set"] = frozenset(names)
     return module._cached["set"]
+
+
+def _nearby_modules(module: _Module) -> list[_Module]:
+    """The Python files in this file's folder and in the folders beside it (its package and the packages next to
+    it), this file first, at most ``NEARBY_FILES``; each read once."""
+    if module.path is None:
+        return [module]
+    if "nearby" in module._cached:
+        return module._cached["nearby"]
+    folder = module.path.parent
+    paths = sorted(folder.glob("*.py")) + sorted(folder.parent.glob("*/*.py"))
+    found = [module]
+    for path in dict.fromkeys(paths):
+        if len(found) > NEARBY_FILES:
+            break
+        if path.resolve() != module.path.resolve() and (other := _project_module(path)) is not None:
+            found.append(other)
+    module._cached["nearby"] = found
+    return found
+
+
+def _set_by_subclass(module: _Module, owner: str, name: str) -> bool:
+    """Whether a subclass of the file's class ``owner``, in this file or a project file beside it (its subclasses'
+    subclasses too), defines ``name`` or sets ``self.name``: the base class reads what its subclasses provide
+    (vec2text's BaseTrainer reads self.embedder_tokenizer, which each of its trainers sets)."""
+    key = ("subclass-set", owner, name)
+    if key not in module._cached:
+        classes = [node for other in _nearby_modules(module) for node in _classes_of(other)]
+        family, grown = {owner}, True
+        while grown:
+            grown = False
+            for node in classes:
+                if node.name not in family and any(_terminal(base) in family for base in node.bases):
+                    family.add(node.name)
+                    grown = True
+        module._cached[key] = any(
+            node.name in family and node.name != owner and _defines(node, name) for node in classes
+        )
+    return module._cached[key]
+
+
+def _classes_of(module: _Module) -> list[ast.ClassDef]:
+    """Every class the file defines, nested ones too."""
+    return [node for tree in module.trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
 
 
 def _unbound_names(module: _Module) -> set[str]:

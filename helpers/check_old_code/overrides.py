@@ -23,7 +23,7 @@ from .ladder_results import (
     ladder_method_removal,
 )
 from .library_calls import _call_sites, _calls, _uses_return
-from .resolve import _Chain
+from .resolve import _Chain, _unread_bases_come_after
 from .signatures import _bind, _bind_described, _call_text, _described_function, _merged, _plain, _widened
 from .syntax import _defines, _is_other_class, _is_super, _method, _unpacks
 from .trainer_calls import TrainerCallChecks
@@ -114,7 +114,7 @@ class OverrideChecks(TrainerCallChecks):
         if name == "__init__":
             if own:
                 return
-            if chain.unknown:
+            if chain.unknown and not _unread_bases_come_after(chain):
                 return
             parent = _Chain(parents, chain.root, [])
             self._trainer_call(node, "super().__init__", parent)

@@ -177,6 +177,20 @@ def _chain(module: _Module, node: ast.AST) -> _Chain:
     return chain
 
 
+def _unread_bases_come_after(chain: _Chain) -> bool:
+    """Whether every base the checker could not read comes after the library class in the method resolution order:
+    the class's first base reaches the library class with every base read, and no unread base is named like a
+    trainer (``class TransformerTrainer(Trainer, Registrable)``: ``super().__init__`` is ``Trainer.__init__``)."""
+    if not chain.locals or not chain.locals[0].node.bases or chain.root is None:
+        return False
+    first = _chain(chain.locals[0].module, chain.locals[0].node.bases[0])
+    return (
+        first.root is chain.root
+        and not first.unknown
+        and not any(name.split(".")[-1].endswith("Trainer") for name in chain.unknown)
+    )
+
+
 def _is_trainer(chain: _Chain) -> bool:
     """Whether a class is a Trainer: a subclass of the installed one, or of an unread class named ``...Trainer``."""
     trainer = _classes()[0]

@@ -22,6 +22,7 @@ class _Scope:
     instances: dict[str, _Local] = field(default_factory=dict)
     assigned: set[str] = field(default_factory=set)
     aliases: dict[str, list[ast.AST]] = field(default_factory=dict)  # Cls = PeftTrainer if lora else Trainer
+    trainers: set[str] = field(default_factory=set)  # names of Trainer instances: their .args is the arguments
 
 
 def _annotation_arguments(module: _Module, annotation: ast.AST | None) -> _Arguments | None:
@@ -59,7 +60,28 @@ def _held_arguments(module: _Module, node: ast.AST) -> dict[str, _Arguments]:
                     held[item.target.id] = arguments
                 else:
                     held.pop(item.target.id, None)
+        held.update(_stored_in_init(local))
     return held
+
+
+def _stored_in_init(local: _Local) -> dict[str, _Arguments]:
+    """``self.training_args = training_args`` in ``__init__``, the parameter annotated with an arguments class:
+    the attribute holds that arguments object in every method (vec2text's ``Experiment``)."""
+    methods = [item for item in local.node.body if isinstance(item, ast.FunctionDef)]
+    init = next((item for item in methods if item.name == "__init__"), None)
+    if init is None:
+        return {}
+    parameters = {p.arg: p.annotation for p in [*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs]}
+    stored = {}
+    for statement in _statements(init.body):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name)):
+            continue
+        annotation = parameters.get(statement.value.id)
+        arguments = _annotation_arguments(local.module, annotation) if annotation is not None else None
+        for target in statement.targets:
+            if arguments is not None and isinstance(target, ast.Attribute) and _is_name(target.value, "self"):
+                stored[target.attr] = arguments
+    return stored
 
 
 def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFunctionDef, chain: _Chain | None) -> _Scope:
@@ -93,7 +115,26 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
                 for target in statement.targets:
                     if isinstance(target, ast.Name):
                         scope.arguments[target.id] = _trainer_arguments(module)
+    _bind_reads(module, function.body, scope)
     return scope
+
+
+def _bind_reads(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:
+    """``training_args = trainer.args`` (``trainer`` a Trainer instance) and ``training_args = self.training_args``
+    (a field or ``__init__`` attribute that holds an arguments object): the name holds that arguments object."""
+    for statement in _statements(body):
+        if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Attribute)):
+            continue
+        source, attribute = statement.value.value, statement.value.attr
+        if not isinstance(source, ast.Name):
+            continue
+        if source.id in scope.trainers and attribute == "args":
+            arguments = _trainer_arguments(module)
+        else:
+            arguments = scope.holders.get(source.id, {}).get(attribute)
+        for target in statement.targets:
+            if arguments is not None and isinstance(target, ast.Name):
+                scope.arguments[target.id] = arguments
 
 
 def _is_self_args(node: ast.AST) -> bool:
@@ -111,6 +152,7 @@ def _module_scope(module: _Module) -> _Scope:
     scope = _Scope()
     for tree in module.trees:
         _bind_names(module, tree.body, scope)
+        _bind_reads(module, tree.body, scope)
     return scope
 
 
@@ -124,8 +166,22 @@ def _bind_object(module: _Module, scope: _Scope, target: ast.AST, cls: ast.AST) 
         scope.arguments[target.id] = arguments
     elif held := _held_arguments(module, cls):
         scope.holders[target.id] = held
+    elif _trainer_class(_chain(module, cls)):
+        scope.trainers.add(target.id)  # trainer: transformers.Trainer, or trainer = LLaVATrainer(...)
     if isinstance(local := _resolve(module, cls), _Local):
         scope.instances[target.id] = local  # its fields' defaults can be read (``optim=script_args.optim``)
+
+
+def _trainer_class(chain: _Chain) -> bool:
+    """Whether a class is a Trainer, or a class the checker cannot read that is named like one (``trainer:
+    TransformerTrainer`` imported through a package ``__init__`` it cannot see): its ``.args`` is read as the
+    arguments, whose old names and changed values are what is judged, not the class itself."""
+    return chain.subclass_of(_classes()[0]) or (
+        chain.root is None
+        and not chain.locals
+        and bool(chain.unknown)
+        and all(name.split(".")[-1].endswith("Trainer") for name in chain.unknown)
+    )
 
 
 def _parser_classes(parser: ast.AST | None, parsers: dict[str, list[ast.AST]]) -> list[ast.AST]:

@@ -13,6 +13,7 @@ from helpers.release_facts import CHOICE_FIELDS
 
 from .file_facts import _argparse_defaults
 from .installed import (
+    _field_default,
     installed_choices,
     installed_fields,
     installed_fields_set,
@@ -21,7 +22,7 @@ from .installed import (
     installed_version,
 )
 from .ladder_results import ladder_enum_value, ladder_value_removal, old_default, old_releases_setting
-from .resolve import _chain, _resolve
+from .resolve import _chain, _Module, _resolve
 from .syntax import _declared_default, _declares, _is_name, _options
 from .visitor import _Visitor
 
@@ -29,6 +30,27 @@ from .visitor import _Visitor
 def _enum_field(enum: str) -> str | None:
     """The TrainingArguments field whose values an enum lists (``OptimizerNames``: ``optim``)."""
     return next((name for name, enums in CHOICE_FIELDS.items() if enum in enums), None)
+
+
+def _is_none(node: ast.AST) -> bool:
+    """Whether ``node`` is the constant ``None``."""
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _launcher_read_beside(module: _Module) -> frozenset[int]:
+    """The comparisons joined by ``and``/``or`` to a test that reads ``LOCAL_RANK`` from the environment itself
+    (``args.local_rank <= 0 and int(os.environ.get("LOCAL_RANK", 0)) <= 0``): the whole test still sees the
+    launcher on 5.x, so the comparison of the field alone is not reported."""
+    if "launcher" not in module._cached:
+        found: set[int] = set()
+        for tree in module.trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.BoolOp) and any(
+                    isinstance(part, ast.Constant) and part.value == "LOCAL_RANK" for part in ast.walk(node)
+                ):
+                    found.update(id(part) for part in ast.walk(node) if isinstance(part, ast.Compare))
+        module._cached["launcher"] = frozenset(found)
+    return module._cached["launcher"]
 
 
 class ValueChecks(_Visitor):
@@ -152,12 +174,32 @@ class ValueChecks(_Visitor):
             if not (isinstance(side, ast.Attribute) and isinstance(side.ctx, ast.Load)):
                 continue
             others = [other for position, other in enumerate(sides) if position != index]
+            if any(_is_none(other) for other in others) and self._arguments_of(side.value) is not None:
+                self._default_no_longer_none(side)
             if not any(_int_constants(other) for other in others):
                 continue
-            if self._arguments_of(side.value) is None:
+            if self._arguments_of(side.value) is None or id(node) in _launcher_read_beside(self.module):
                 continue
             self._unset_field(side)
         self.generic_visit(node)
+
+    def _default_no_longer_none(self, node: ast.Attribute) -> None:
+        """``self.report_to is None`` on an arguments object: None was the field's default in 4.x (its source, read
+        from the wheel) and the installed default is not, so the test is false unless the script sets None."""
+        name = node.attr
+        was = old_default(name)
+        if was is None or was[0] != "None" or _field_default(name) is None:
+            return
+        self._add(
+            node,
+            "changed-value",
+            f"`{ast.unparse(node)}` tested for None: None was its default (transformers {was[1]}'s source), "
+            f"{installed_version()}'s default is {_field_default(name)!r}, so the test is false unless the script "
+            "sets it and what the branch does for the default no longer happens",
+            f"test for the installed default as well (`{ast.unparse(node)} in (None, {_field_default(name)!r})`), "
+            f"or set `{name}` where the arguments are built",
+            catches="changed-value",
+        )
 
     def _unset_field(self, node: ast.Attribute) -> None:
         """Report a comparison of ``node`` (``args.local_rank``) when 4.x set the field itself and the installed

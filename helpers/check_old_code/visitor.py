@@ -125,6 +125,8 @@ class _Visitor(ast.NodeVisitor):
             return None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             for scope in reversed(self.scopes):
+                if node.value.id in scope.trainers:
+                    return _trainer_arguments(self.module) if node.attr == "args" else None
                 if node.value.id in scope.holders:
                     return scope.holders[node.value.id].get(node.attr)
                 if node.value.id in scope.arguments or node.value.id in scope.assigned:
