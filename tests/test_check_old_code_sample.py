@@ -201,3 +201,33 @@ def test_the_args_of_an_unread_class_named_like_a_trainer_are_the_arguments() ->
     """trapper's train.py annotates ``trainer: TransformerTrainer``, imported through a package the checker cannot
     read: its ``.args`` is still the arguments. ``runner`` (an unread class not named like a trainer) is left alone."""
     assert sorted((f.line, f.kind) for f in check_source(UNREAD_TRAINER)) == [(8, "changed-value")]
+
+
+HELD_TRAINER = """
+from transformers import Trainer, TrainingArguments
+
+
+class Wrapper:
+    def __init__(self):
+        self.trainer = None
+        self.other = None
+
+    def train(self, model, name):
+        self.trainer = Trainer(model=model, args=TrainingArguments(output_dir="o"))
+        self.other = Trainer(model=model) if name else object()
+        for n, v in {"learning_rate": 1e-5}.items():
+            setattr(self.trainer.args, n, v)
+        setattr(self.trainer.args, "evaluation_strategy", "no")
+        setattr(self.trainer.args, "eval_strategy", "no")
+        setattr(self.other.args, "evaluation_strategy", "no")
+        if self.trainer.args.local_rank == 0:
+            self.trainer.train()
+"""
+
+
+def test_setattr_on_the_args_of_a_trainer_held_in_an_attribute_is_judged() -> None:
+    """tweetnlp sets ``setattr(self.trainer.args, "evaluation_strategy", "no")`` after its search: stored, never
+    read. Left alone: a name that is not a literal, the new name, and ``self.other``, which may hold something else."""
+    findings = check_source(HELD_TRAINER)
+    assert sorted((f.line, f.kind) for f in findings) == [(15, "removed-attribute"), (18, "changed-value")]
+    assert "eval_strategy" in findings[0].fix

@@ -214,6 +214,18 @@ class ArgumentChecks(ValueChecks):
                     keyword.value, kind, message + ": `parse_dict` refuses it (ValueError)", fix, catches="ValueError"
                 )
 
+    def _setattr_call(self, node: ast.Call) -> None:
+        """``setattr(args, "evaluation_strategy", "no")``: judged as ``args.evaluation_strategy = "no"`` is."""
+        if not (_is_name(node.func, "setattr") and len(node.args) == 3):
+            return
+        target, name = node.args[0], node.args[1]
+        if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+            return
+        arguments = self._arguments_of(target)
+        if arguments is not None:
+            stored = ast.copy_location(ast.Attribute(value=target, attr=name.value, ctx=ast.Store()), node)
+            self._argument_attribute(stored, arguments)
+
     def _argument_attribute(self, node: ast.Attribute, arguments: _Arguments) -> None:
         """``training_args.overwrite_output_dir``: a field read or set on an arguments object that no longer has it."""
         name = node.attr

@@ -86,6 +86,7 @@ class _Checker(ImportChecks, ArgumentChecks, OverrideChecks, AttributeChecks, Ca
                     if chain.subclass_of(_classes()[0]) and not chain.unknown:
                         self._trainer_call(node, ast.unparse(callee), chain)
         self._len_call(node)
+        self._setattr_call(node)
         self._callback_tokenizer(node)
         self.generic_visit(node)
 

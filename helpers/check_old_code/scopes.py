@@ -23,6 +23,7 @@ class _Scope:
     assigned: set[str] = field(default_factory=set)
     aliases: dict[str, list[ast.AST]] = field(default_factory=dict)  # Cls = PeftTrainer if lora else Trainer
     trainers: set[str] = field(default_factory=set)  # names of Trainer instances: their .args is the arguments
+    trainer_attributes: dict[str, set[str]] = field(default_factory=dict)  # self -> {"trainer"}: self.trainer.args
 
 
 def _annotation_arguments(module: _Module, annotation: ast.AST | None) -> _Arguments | None:
@@ -115,8 +116,31 @@ def _function_scope(module: _Module, function: ast.FunctionDef | ast.AsyncFuncti
                 for target in statement.targets:
                     if isinstance(target, ast.Name):
                         scope.arguments[target.id] = _trainer_arguments(module)
+    if chain is not None and parameters and chain.locals:
+        held_trainers = _trainer_attributes(chain)
+        if held_trainers:
+            scope.trainer_attributes[parameters[0].arg] = held_trainers
     _bind_reads(module, function.body, scope)
     return scope
+
+
+def _trainer_attributes(chain: _Chain) -> set[str]:
+    """The attributes a class (or a class it derives from in a file) sets to a new Trainer in its methods and to
+    nothing else but None (``self.trainer = Trainer(...)``): ``self.trainer.args`` is the arguments."""
+    calls: dict[str, list[bool]] = {}
+    for local in chain.locals:
+        for node in ast.walk(local.node):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if not (isinstance(target, ast.Attribute) and _is_name(target.value, "self")):
+                    continue
+                if isinstance(node.value, ast.Constant) and node.value.value is None:
+                    continue
+                is_trainer = isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name | ast.Attribute)
+                is_trainer = is_trainer and _trainer_class(_chain(local.module, node.value.func))
+                calls.setdefault(target.attr, []).append(is_trainer)
+    return {name for name, kinds in calls.items() if all(kinds)}
 
 
 def _bind_reads(module: _Module, body: list[ast.stmt], scope: _Scope) -> None:

@@ -133,6 +133,15 @@ class _Visitor(ast.NodeVisitor):
                     break
         if _is_self_args(node) and self._trainer_context() is not None:
             return _trainer_arguments(self.module)
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "args"
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+        ):  # self.trainer.args, self.trainer set to a new Trainer in a method of the class
+            for scope in reversed(self.scopes):
+                if node.value.attr in scope.trainer_attributes.get(node.value.value.id, ()):
+                    return _trainer_arguments(self.module)
         return None
 
     def _foreign_args(self) -> bool:
