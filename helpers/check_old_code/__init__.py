@@ -21,9 +21,10 @@ or silently ignores:
   (``uncalled-method``: ``create_optimizer_and_scheduler``) or whose result it now uses (``method-return``: a
   ``_remove_unused_columns`` that returns nothing); a file's own ``self.`` calls of inherited methods, judged as
   ``super()`` calls are; a test for None of a field whose default was None in 4.x and is not now
-  (``self.report_to is None``). Arguments objects are followed through a Trainer's ``trainer.args`` and through an
-  attribute stored from an annotated ``__init__`` parameter (``self.training_args``); a base class's reads of what
-  its subclasses beside it set are not judged.
+  (``self.report_to is None``). Arguments objects are followed through a Trainer's ``trainer.args`` (also
+  ``self.trainer.args`` where the class sets ``self.trainer`` to a new Trainer), through an attribute stored from an
+  annotated ``__init__`` parameter (``self.training_args``) and into ``setattr(args, "name", value)``; a base
+  class's reads of what its subclasses beside it set are not judged.
 
 What changed is read from releases, never typed: the installed libraries, the release ladder
 (``docs/ladder/results.json``, 4.23 to the pin, run) and the history before it (``docs/ladder/history.json``,
