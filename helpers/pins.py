@@ -42,6 +42,23 @@ OFFLINE_ENV: dict[str, str] = {
     "PYTHONHASHSEED": "0",
 }
 
+# One thread a process wherever the course runs notebooks (make lab, make execute, tools/loaded_times.py; make test
+# sets it in the Makefile): torch's default, a thread per core, makes a lesson many times slower as soon as other
+# work runs beside it (lesson 18: 9 min 14 s at load 12, 56 s with one thread). A value already set wins.
+THREAD_ENV: dict[str, str] = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def one_thread_a_process(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Set :data:`THREAD_ENV` in ``environ`` (default ``os.environ``, which kernels started later inherit) where
+    it is not already set, and return the settings that are now in force."""
+    import os
+
+    target = os.environ if environ is None else environ
+    for name, value in THREAD_ENV.items():
+        target.setdefault(name, value)
+    return {name: target[name] for name in THREAD_ENV}
+
+
 # "name==version" at the start of a line, or of a YAML list item ("  - name==version", environment.yml).
 _PIN = re.compile(r"^(?:-\s+)?([A-Za-z0-9][A-Za-z0-9_.\-\[\],]*)==([^\s;#]+)")
 _RELEASE = re.compile(r"\d+\.\d+\.\d+")

@@ -1,0 +1,109 @@
+"""Lesson 05's rules (callback events), tried beyond the lesson's run: accumulation 1 and 3 with an uneven last
+accumulation group, several epochs, a step limit, and checkpoints by steps and by epochs."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import pytest
+from rule_training import Events, trainer
+from transformers import TrainerCallback
+
+# (rows, batch, accumulation, epochs): 7 micro-batches an epoch as 3 + 3 + 1 at accumulation 3 (uneven last group)
+SPLITS = [(16, 2, 1, 1), (14, 2, 3, 2), (15, 4, 2, 1)]
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="Step events fire once per optimizer step, `on_substep_end` between accumulated batches",
+    covers=["accumulation 1", "accumulation 3 with an uneven last group (3 + 3 + 1)", "2 epochs", "uneven last batch"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`state.max_steps` is known from `on_train_begin`",
+    covers=["epochs with an uneven last accumulation group", "accumulation 3", "uneven last batch"],
+)
+@pytest.mark.parametrize(("rows", "batch", "accumulation", "epochs"), SPLITS)
+def test_step_events_once_per_update_substeps_between(
+    tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int
+) -> None:
+    events = Events()
+    run = trainer(
+        tmp_path,
+        [events],
+        rows=rows,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=epochs,
+    )
+    run.train()
+    per_epoch = math.ceil(rows / batch)
+    micro_batches = per_epoch * epochs
+    updates = run.state.global_step
+    assert updates == math.ceil(per_epoch / accumulation) * epochs  # the uneven last group still steps
+    assert events.count("on_step_begin") == events.count("on_step_end") == events.count("on_optimizer_step") == updates
+    assert events.count("on_substep_end") == micro_batches - updates
+    assert events.max_steps_at_begin == updates
+
+
+class _SavedFolder(TrainerCallback):
+    def __init__(self) -> None:
+        self.found: list[set[str]] = []
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        self.found.append(set(os.listdir(folder)) if os.path.isdir(folder) else set())
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`on_save` after the checkpoint is written",
+    covers=["save by steps", "save by epochs", "save_total_limit=1 (rotation)", "accumulation 2"],
+)
+@pytest.mark.parametrize(
+    "how", [{"save_strategy": "steps", "save_steps": 2}, {"save_strategy": "epoch", "save_total_limit": 1}]
+)
+def test_on_save_sees_the_written_checkpoint(tmp_path: Any, how: dict[str, Any]) -> None:
+    probe = _SavedFolder()
+    trainer(tmp_path, [probe], rows=12, gradient_accumulation_steps=2, num_train_epochs=2, **how).train()
+    assert probe.found and all({"trainer_state.json", "model.safetensors"} <= files for files in probe.found), (
+        probe.found
+    )
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`on_log` before `on_evaluate`",
+    covers=["evaluation by steps", "evaluation by epochs", "logging off", "accumulation 2"],
+)
+@pytest.mark.parametrize(
+    "how",
+    [
+        {"eval_strategy": "steps", "eval_steps": 2, "logging_strategy": "steps", "logging_steps": 1},
+        {"eval_strategy": "epoch", "logging_strategy": "no"},
+    ],
+)
+def test_on_log_comes_before_on_evaluate(tmp_path: Any, how: dict[str, Any]) -> None:
+    from tiny_training import toy_dataset
+
+    events = Events()
+    trainer(
+        tmp_path,
+        [events],
+        rows=12,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        eval_dataset=toy_dataset(4),
+        **how,
+    ).train()
+    names = events.names()
+    evaluations = [index for index, name in enumerate(names) if name == "on_evaluate"]
+    assert evaluations
+    for index in evaluations:
+        assert names[index - 1] == "on_log", names[index - 3 : index + 1]
