@@ -41,13 +41,16 @@ def trainer(
     model: Any = None,
     train_dataset: Any = None,
     trainer_class: type = Trainer,
+    model_init: Any = None,
     **settings: Any,
 ) -> Trainer:
     """A Trainer on ``TinyModel`` and ``rows`` toy rows (or the ``model`` and ``train_dataset`` given); ``settings``
-    that are TrainingArguments fields go to the arguments, the others to the Trainer."""
+    that are TrainingArguments fields go to the arguments, the others to the Trainer (``model_init`` replaces the
+    model)."""
     torch.manual_seed(0)
     built = trainer_class(
-        model=model if model is not None else TinyModel(),
+        model=None if model_init is not None else model if model is not None else TinyModel(),
+        model_init=model_init,
         args=arguments(tmp_path, **{key: value for key, value in settings.items() if key in _FIELDS}),
         train_dataset=train_dataset if train_dataset is not None else toy_dataset(rows),
         callbacks=callbacks,
