@@ -9,8 +9,11 @@ import dataclasses
 from typing import Any
 
 import torch
+from datasets import Dataset
 from tiny_training import TinyModel, toy_dataset
 from transformers import Trainer, TrainerCallback, TrainingArguments
+
+from helpers.checks import fixtures
 
 _QUIET = {"PrinterCallback", "ProgressCallback", "NotebookProgressCallback"}
 _FIELDS = {field.name for field in dataclasses.fields(TrainingArguments)}
@@ -88,3 +91,34 @@ class Events(TrainerCallback):
 
     def names(self) -> list[str]:
         return [name for name, _ in self.seen]
+
+
+MODELS = {"bert": fixtures.tiny_model, "distilbert": fixtures.tiny_distilbert, "llama": fixtures.tiny_llama}
+
+
+def ids(rows: int) -> Dataset:
+    return fixtures.random_ids(rows=rows, length=10, seed=1)
+
+
+def first_step(
+    tmp_path: Any, model: str, rows: int, batch: int, accumulation: int, flag: bool | None
+) -> tuple[float, float]:
+    """The logged loss and grad_norm of the first update over ``rows`` rows of ``model`` (a key of MODELS), with
+    ``trainer.model_accepts_loss_kwargs`` set to ``flag`` unless it is None."""
+    run = trainer(
+        tmp_path,
+        model=MODELS[model](seed=0),
+        train_dataset=ids(rows),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        max_steps=1,
+        logging_strategy="steps",
+        logging_steps=1,
+        learning_rate=1e-3,
+        max_grad_norm=0.0,
+    )
+    if flag is not None:
+        run.model_accepts_loss_kwargs = flag
+    run.train()
+    entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
+    return entry["loss"], entry["grad_norm"]

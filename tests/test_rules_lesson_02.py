@@ -8,40 +8,10 @@ from typing import Any
 
 import pytest
 import torch
-from datasets import Dataset
-from rule_training import trainer
+from rule_training import MODELS, first_step, ids, trainer
 from transformers import TrainingArguments
 
 from helpers.checks import fixtures
-
-MODELS = {"bert": fixtures.tiny_model, "distilbert": fixtures.tiny_distilbert, "llama": fixtures.tiny_llama}
-
-
-def _ids(rows: int) -> Dataset:
-    return fixtures.random_ids(rows=rows, length=10, seed=1)
-
-
-def _first_step(
-    tmp_path: Any, model: str, rows: int, batch: int, accumulation: int, flag: bool | None
-) -> tuple[float, float]:
-    """The logged loss and grad_norm of the first update over ``rows`` rows."""
-    run = trainer(
-        tmp_path,
-        model=MODELS[model](seed=0),
-        train_dataset=_ids(rows),
-        per_device_train_batch_size=batch,
-        gradient_accumulation_steps=accumulation,
-        max_steps=1,
-        logging_strategy="steps",
-        logging_steps=1,
-        learning_rate=1e-3,
-        max_grad_norm=0.0,
-    )
-    if flag is not None:
-        run.model_accepts_loss_kwargs = flag
-    run.train()
-    entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
-    return entry["loss"], entry["grad_norm"]
 
 
 @pytest.mark.rule(
@@ -60,14 +30,14 @@ def _first_step(
 )
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_accumulation_factor_and_the_flag(tmp_path: Any, model: str) -> None:
-    full = _first_step(tmp_path / "full", model, 8, 8, 1, None)
-    stock = _first_step(tmp_path / "stock", model, 8, 2, 4, None)
-    fixed = _first_step(tmp_path / "fixed", model, 8, 2, 4, False)
+    full = first_step(tmp_path / "full", model, 8, 8, 1, None)
+    stock = first_step(tmp_path / "stock", model, 8, 2, 4, None)
+    fixed = first_step(tmp_path / "fixed", model, 8, 2, 4, False)
     assert stock == pytest.approx((4 * full[0], 4 * full[1]), rel=1e-4)
     assert fixed == pytest.approx(full, rel=1e-4)
     # 7 rows as 2, 2, 2, 1: each micro-batch's mean is divided by 4, so the lone last review weighs twice as much
-    uneven_full = _first_step(tmp_path / "ufull", model, 7, 7, 1, None)
-    uneven_fixed = _first_step(tmp_path / "ufixed", model, 7, 2, 4, False)
+    uneven_full = first_step(tmp_path / "ufull", model, 7, 7, 1, None)
+    uneven_fixed = first_step(tmp_path / "ufixed", model, 7, 2, 4, False)
     assert uneven_fixed[1] != pytest.approx(uneven_full[1], rel=1e-3)
 
 
@@ -80,7 +50,7 @@ def test_accumulation_factor_and_the_flag(tmp_path: Any, model: str) -> None:
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_biases_and_norms_get_no_weight_decay(tmp_path: Any, model: str) -> None:
     built = MODELS[model](seed=0)
-    run = trainer(tmp_path, model=built, train_dataset=_ids(4), weight_decay=0.1)
+    run = trainer(tmp_path, model=built, train_dataset=ids(4), weight_decay=0.1)
     optimizer = run.create_optimizer()
     names = {id(parameter): name for name, parameter in built.named_parameters()}
     undecayed = {
@@ -148,7 +118,7 @@ def test_model_init_with_a_seed_gives_identical_runs(tmp_path: Any) -> None:
         run = trainer(
             tmp_path / folder,
             model_init=_dropout_model,
-            train_dataset=_ids(13),
+            train_dataset=ids(13),
             gradient_accumulation_steps=2,
             num_train_epochs=2,
             seed=3,
@@ -201,7 +171,7 @@ def test_remove_unused_columns_false_keeps_a_loss_column(tmp_path: Any, model: s
         rows = [dict(row, review_weight=torch.tensor(2.0)) for row in toy_dataset(8)]
         built = None
     else:
-        rows = _ids(8).add_column("review_weight", [2.0] * 8)
+        rows = ids(8).add_column("review_weight", [2.0] * 8)
         built = fixtures.tiny_model(seed=0)
     run = trainer(
         tmp_path / "keep",
