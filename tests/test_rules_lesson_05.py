@@ -107,3 +107,55 @@ def test_on_log_comes_before_on_evaluate(tmp_path: Any, how: dict[str, Any]) -> 
     assert evaluations
     for index in evaluations:
         assert names[index - 1] == "on_log", names[index - 3 : index + 1]
+
+
+class _Keys(TrainerCallback):
+    def __init__(self) -> None:
+        self.logs: list[dict[str, Any]] = []
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        self.logs.append(dict(logs))
+
+
+class _LateKeys(_Keys):
+    pass
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="to log a value everywhere, override `Trainer.log`.",
+    covers=[
+        "training, evaluation and final logs",
+        "a callback before and after",
+        "accumulation 3",
+        "uneven last accumulation group",
+    ],
+)
+def test_a_value_logged_by_overriding_log_reaches_everything(tmp_path: Any) -> None:
+    from tiny_training import toy_dataset
+    from transformers import Trainer
+
+    class Everywhere(Trainer):
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            logs["from_log"] = 1.0
+            super().log(logs, start_time)
+
+    early, late = _Keys(), _LateKeys()
+    run = trainer(
+        tmp_path,
+        [early, late],
+        rows=14,
+        trainer_class=Everywhere,
+        gradient_accumulation_steps=3,
+        logging_strategy="steps",
+        logging_steps=1,
+        eval_strategy="steps",
+        eval_steps=2,
+        eval_dataset=toy_dataset(4),
+    )
+    run.train()
+    kinds = {"eval_loss" in logs for logs in early.logs}
+    assert kinds == {True, False} and any("train_runtime" in logs for logs in early.logs)
+    assert all("from_log" in logs for logs in early.logs + late.logs)
+    assert all("from_log" in entry for entry in run.state.log_history)

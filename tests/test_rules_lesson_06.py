@@ -152,3 +152,56 @@ def test_a_fresh_control_drops_the_trainers_decisions(tmp_path: Any, accumulatio
     )
     lost.train()
     assert _checkpoints(tmp_path / "fresh") == []
+
+
+def _scripted(values: list[float]) -> Any:
+    """compute_metrics that returns the next scripted score at each evaluation."""
+    queue = list(values)
+
+    def compute(prediction: Any) -> dict[str, float]:
+        return {"score": queue.pop(0)}
+
+    return compute
+
+
+@pytest.mark.rule(
+    lesson="06",
+    section="Recap",
+    text="`EarlyStoppingCallback` stops on an absolute lack of improvement",
+    covers=[
+        "scores that rise by 0.001 (never stops)",
+        "a flat score (stops after the patience)",
+        "greater and smaller is better",
+        "a threshold of 0.01",
+    ],
+)
+@pytest.mark.parametrize("greater", [True, False])
+def test_early_stopping_is_absolute(tmp_path: Any, greater: bool) -> None:
+    from tiny_training import toy_dataset
+    from transformers import EarlyStoppingCallback
+
+    sign = 1 if greater else -1
+    rising = [sign * (0.5 + 0.001 * step) for step in range(16)]
+    flat = [sign * 0.5] * 16
+
+    def run(folder: str, scores: list[float], threshold: float) -> int:
+        done = trainer(
+            tmp_path / folder,
+            [EarlyStoppingCallback(early_stopping_patience=2, early_stopping_threshold=threshold)],
+            rows=32,
+            eval_dataset=toy_dataset(4),
+            compute_metrics=_scripted(scores),
+            eval_strategy="steps",
+            eval_steps=1,
+            save_strategy="steps",
+            save_steps=1,
+            load_best_model_at_end=True,
+            metric_for_best_model="score",
+            greater_is_better=greater,
+        )
+        done.train()
+        return done.state.global_step
+
+    assert run("rising", rising, 0.0) == 16  # tiny gains count: never stops
+    assert run("flat", flat, 0.0) == 3  # the first, then two without improvement
+    assert run("threshold", rising, 0.01) == 3  # gains below the threshold do not count

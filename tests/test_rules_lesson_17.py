@@ -139,3 +139,35 @@ def test_the_checker_exit_code(tmp_path: Any) -> None:
 
     assert code(tmp_path / "old.py") == 1 and code(tmp_path / "nb" / "old.ipynb") == 1 and code(tmp_path / "nb") == 1
     assert code(tmp_path / "clean.py") == 0
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="callback methods must be real event names.",
+    covers=[
+        "an old name (on_prediction_step is real; on_batch_end is not)",
+        "a misspelling",
+        "an instance and a class",
+    ],
+)
+def test_callback_methods_must_be_event_names(tmp_path: Any) -> None:
+    from transformers import TrainerCallback
+
+    from helpers.lessons.lesson_05 import unknown_event_methods
+
+    class Old(TrainerCallback):
+        calls = 0
+
+        def on_batch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            type(self).calls += 1
+
+        def on_step_ends(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            type(self).calls += 1
+
+        def on_prediction_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            pass
+
+    trainer(tmp_path, [Old()], rows=8).train()
+    assert Old.calls == 0
+    assert set(unknown_event_methods(Old)) == {"on_batch_end", "on_step_ends"} == set(unknown_event_methods(Old()))
