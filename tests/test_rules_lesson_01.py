@@ -94,3 +94,26 @@ def test_save_reload_predicts_identically(tmp_path: Any, model: str) -> None:
     # Not bit for bit: the reloaded BERT's logits differed by 9.3e-10 (same weights, another memory layout); the
     # lesson's first wording, "predicts identically", failed here.
     assert abs(again.predictions - predicted).max() < 1e-6
+
+
+@pytest.mark.rule(
+    lesson="01",
+    section="Recap",
+    text="`optimizer_cls_and_kwargs` and `optimizers` replace the default AdamW.",
+    covers=["SGD by optimizer_cls_and_kwargs", "SGD by optimizers=", "accumulation 2", "the rate applied"],
+)
+@pytest.mark.parametrize("route", ["optimizer_cls_and_kwargs", "optimizers"])
+def test_the_optimizer_is_replaced(tmp_path: Any, route: str) -> None:
+    from tiny_training import TinyModel
+
+    model = TinyModel()
+    if route == "optimizers":
+        sgd = torch.optim.SGD(model.parameters(), lr=0.05)
+        settings: dict[str, Any] = {"optimizers": (sgd, torch.optim.lr_scheduler.LambdaLR(sgd, lambda step: 1.0))}
+    else:
+        settings = {"optimizer_cls_and_kwargs": (torch.optim.SGD, {"lr": 0.05})}
+    run = trainer(tmp_path, model=model, rows=9, gradient_accumulation_steps=2, **settings)
+    run.train()
+    assert type(run.optimizer).__name__ in {"SGD", "AcceleratedOptimizer"}
+    inner = getattr(run.optimizer, "optimizer", run.optimizer)
+    assert isinstance(inner, torch.optim.SGD) and inner.param_groups[0]["initial_lr"] == 0.05

@@ -185,3 +185,38 @@ def test_remove_unused_columns_false_keeps_a_loss_column(tmp_path: Any, model: s
     dropped = trainer(tmp_path / "drop", model=built, train_dataset=rows, trainer_class=WeightedTrainer, max_steps=1)
     with pytest.raises(KeyError, match="review_weight"):
         dropped.train()
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="every step count counts optimizer updates.",
+    covers=["accumulation 3", "uneven last accumulation group", "max_steps, logging_steps, eval_steps, save_steps"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_every_step_count_counts_updates(tmp_path: Any, accumulation: int) -> None:
+    from tiny_training import toy_dataset
+
+    run = trainer(
+        tmp_path,
+        rows=26,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=3,
+        max_steps=5,
+        logging_strategy="steps",
+        logging_steps=2,
+        eval_strategy="steps",
+        eval_steps=3,
+        eval_dataset=toy_dataset(4),
+        save_strategy="steps",
+        save_steps=4,
+    )
+    run.train()
+    history = run.state.log_history
+    assert run.state.global_step == 5
+    assert [entry["step"] for entry in history if "loss" in entry] == [2, 4]
+    assert [entry["step"] for entry in history if "eval_loss" in entry] == [3, 5]  # and where training ends
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("checkpoint-")) == [
+        "checkpoint-4",
+        "checkpoint-5",
+    ]

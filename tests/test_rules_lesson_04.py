@@ -205,3 +205,38 @@ def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: s
     plain_loss, plain_labels = evaluate("plain", 0.0)
     smooth_loss, smooth_labels = evaluate("smooth", epsilon)
     assert np.array_equal(plain_labels, smooth_labels) and smooth_loss != pytest.approx(plain_loss, rel=1e-4)
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="Recap",
+    text="reduce them in `preprocess_logits_for_metrics`",
+    covers=["an uneven last evaluation batch (7 rows, batch 2)", "the stock BERT classifier", "TinyModel"],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+def test_preprocess_logits_reduces_what_is_kept(tmp_path: Any, model: str) -> None:
+    shapes: list[tuple[int, ...]] = []
+
+    def reduce(logits: Any, labels: Any) -> Any:
+        shapes.append(tuple(logits.shape))
+        return logits.argmax(-1)
+
+    seen = []
+
+    def compute(prediction: Any) -> dict[str, float]:
+        seen.append(prediction.predictions)
+        return {"accuracy": float((prediction.predictions == prediction.label_ids).mean())}
+
+    built, data = (None, toy_dataset(7)) if model == "tiny" else (_bert(), fixtures.random_ids(7, seed=2))
+    run = trainer(
+        tmp_path,
+        model=built,
+        train_dataset=data,
+        eval_dataset=data,
+        per_device_eval_batch_size=2,
+        compute_metrics=compute,
+        preprocess_logits_for_metrics=reduce,
+    )
+    metrics = run.evaluate()
+    assert shapes == [(2, 2), (2, 2), (2, 2), (1, 2)]
+    assert seen[0].shape == (7,) and "eval_accuracy" in metrics

@@ -51,6 +51,12 @@ def test_polynomial_of_power_one_is_the_linear_schedule(total: int, warmup: int)
     assert np.allclose(power_one, schedule_lrs("linear", total, warmup), rtol=0, atol=1e-6)
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="`min_lr` is a rate and `min_lr_rate` a share of the peak",
+    covers=["peaks 1e-5, 3e-4 and 2e-3", "warmup 6 of 60 updates"],
+)
 @pytest.mark.parametrize("peak", [1e-5, 3e-4, 2e-3])
 def test_min_lr_is_a_rate_and_min_lr_rate_a_share_of_the_peak(peak: float) -> None:
     absolute = schedule_lrs("cosine_with_min_lr", 60, 6, peak, {"min_lr": 0.2 * peak})
@@ -87,6 +93,12 @@ def _recorded_run(**settings) -> tuple:
     return trainer, recorder
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="`reduce_lr_on_plateau` and `greedy` move only after evaluations, on `metric_for_best_model`.",
+    covers=["reduce_lr_on_plateau replayed against torch on a real run's eval losses"],
+)
 def test_reduce_lr_on_plateau_follows_torch_on_the_eval_losses() -> None:
     trainer, recorder = _recorded_run(
         lr_scheduler_type="reduce_lr_on_plateau",
