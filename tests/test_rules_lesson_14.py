@@ -129,3 +129,52 @@ def test_search_needs_model_init(tmp_path: Any) -> None:
     run = trainer(tmp_path, rows=8)
     with pytest.raises(RuntimeError, match="model_init"):
         run.hyperparameter_search(hp_space=_space, n_trials=1, backend="optuna")
+
+
+class _State(TrainerCallback):
+    def __init__(self) -> None:
+        self.seen: list[tuple[bool, Any, Any]] = []
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seen.append((state.is_hyper_param_search, state.trial_params, state.trial_name))
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="Callbacks see `is_hyper_param_search` and `trial_params` (`trial_name` with `hp_name`)",
+    covers=[
+        "with and without hp_name",
+        "every step, not only the first",
+        "a plain train() (no search)",
+        "accumulation 2",
+    ],
+)
+@pytest.mark.parametrize("named", [True, False])
+def test_callbacks_see_the_trial(tmp_path: Any, named: bool) -> None:
+    probe = _State()
+    run = trainer(
+        tmp_path,
+        [probe],
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="epoch",
+    )
+    extra = {"hp_name": lambda trial: f"lr-{trial.number}"} if named else {}
+    run.hyperparameter_search(
+        hp_space=_space,
+        n_trials=2,
+        backend="optuna",
+        compute_objective=lambda m: 0.0,
+        sampler=optuna.samplers.TPESampler(seed=0),
+        **extra,
+    )
+    assert probe.seen and all(searching for searching, _, _ in probe.seen)
+    assert all(set(params) == {"learning_rate"} for _, params, _ in probe.seen)
+    names = {name for _, _, name in probe.seen}
+    assert names == ({"lr-0", "lr-1"} if named else {None})
+    probe.seen.clear()
+    trainer(tmp_path / "plain", [probe], rows=8).train()
+    assert probe.seen and not any(searching for searching, _, _ in probe.seen)

@@ -105,3 +105,24 @@ def _same_body(fresh: Any, name: str) -> Any:
     }
     fresh.load_state_dict(body, strict=False)
     return fresh
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="On the pinned release the Trainer handles `enable_input_require_grads` and `label_names` for a PEFT model",
+    covers=["BERT, Llama and DistilBERT adapters", "eval_loss reported", "checkpointing with an adapter: lora_B moves"],
+)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_trainer_handles_peft_models(tmp_path: Any, name: str) -> None:
+    make, targets = MODELS[name]
+    model = get_peft_model(make(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+    data = fixtures.random_ids(12)
+    run = trainer(
+        tmp_path, model=model, train_dataset=data, eval_dataset=data, activation_checkpointing=True, learning_rate=1e-2
+    )
+    assert run.label_names == ["labels"] or "labels" in (run.label_names or [])
+    run.train()
+    assert "eval_loss" in run.evaluate()
+    moved = [p for n, p in model.named_parameters() if "lora_B" in n]
+    assert moved and all(p.abs().sum() > 0 for p in moved)  # B starts at zero: gradients reached it
