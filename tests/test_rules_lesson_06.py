@@ -64,14 +64,14 @@ def test_flags_set_at_step_end_add_and_veto(tmp_path: Any, accumulation: int) ->
 @pytest.mark.rule(
     lesson="06",
     section="Recap",
-    text="A veto at `on_step_begin` has no effect: they are raised again at `on_step_end`.",
+    text="A veto at `on_step_begin` has no effect.",
     covers=["accumulation 1, 2, 3", "uneven last accumulation group", "veto should_save"],
 )
 @pytest.mark.rule(
     lesson="06",
     section="1. Who raises a flag",
     text="Lowering flags at `on_step_begin` is the commonest mistake: they are lowered there anyway and raised again "
-    "at `on_step_end` (raising one there works, section 2).",
+    "at `on_step_end`.",
     covers=["accumulation 1, 2, 3", "uneven last accumulation group", "raise should_save", "veto should_save"],
 )
 @pytest.mark.parametrize("accumulation", ACCUMULATIONS)
