@@ -110,6 +110,12 @@ class _GradientsAt(TrainerCallback):
 )
 @pytest.mark.rule(
     lesson="08",
+    section="6. Subclass or callback?",
+    text="| read gradients | callback at `on_pre_optimizer_step` | at `on_step_end` they are gone (section 2) |",
+    covers=["accumulation 1 and 3", "uneven last accumulation group", "TinyModel and the stock BERT classifier"],
+)
+@pytest.mark.rule(
+    lesson="08",
     section="Recap",
     text="`grad_norm` in the logs is the norm before clipping.",
     covers=["accumulation 1 and 3", "uneven last accumulation group", "TinyModel and the stock BERT classifier"],
@@ -192,3 +198,98 @@ def test_there_is_no_evaluation_step() -> None:
 
     for cls in (Trainer, Seq2SeqTrainer):
         assert not hasattr(cls, "evaluation_step") and callable(cls.prediction_step)
+
+
+class _WritesRate(TrainerCallback):
+    def on_step_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kwargs: Any) -> None:
+        for group in optimizer.param_groups:
+            group["lr"] = 0.01 / (1 + state.global_step)
+
+
+class _OwnScheduler(Trainer):
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer or self.optimizer, lambda step: (0.01 / (1 + step)) / self.args.learning_rate
+        )
+        return self.lr_scheduler
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the LR mid-run | `create_scheduler` or `optimizers=` | a rate a callback writes trains but is not "
+    "logged (06) |",
+    covers=["accumulation 1 and 3", "uneven last accumulation group", "logging every update"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_rate_changed_mid_run_is_logged_only_from_a_scheduler(tmp_path: Any, accumulation: int) -> None:
+    from helpers.lessons.lesson_03 import AppliedLRRecorder
+
+    def rates(folder: str, callbacks: list[Any], trainer_class: type) -> tuple[list[float], list[float]]:
+        applied = AppliedLRRecorder()
+        run = trainer(
+            tmp_path / folder,
+            [*callbacks, applied],
+            rows=14,
+            trainer_class=trainer_class,
+            gradient_accumulation_steps=accumulation,
+            logging_strategy="steps",
+            logging_steps=1,
+        )
+        run.train()
+        logged = [entry["learning_rate"] for entry in run.state.log_history if "learning_rate" in entry]
+        return applied.lrs, logged
+
+    wanted = [0.01 / (1 + step) for step in range(-(-7 // accumulation))]
+    applied, logged = rates("callback", [_WritesRate()], Trainer)
+    assert applied == pytest.approx(wanted) and logged != pytest.approx(wanted)
+    applied, logged = rates("scheduler", [], _OwnScheduler)
+    assert applied == pytest.approx(wanted) and logged == pytest.approx(wanted)
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the loss | `compute_loss`, or `compute_loss_func=` over `num_items_in_batch` | a callback cannot "
+    "change what is differentiated (07) |",
+    covers=["TinyModel (forward without **kwargs)", "accumulation 1 and 2", "uneven last micro-batch"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_the_loss_changes_by_either_route(tmp_path: Any, accumulation: int) -> None:
+    def doubled(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        return 2 * torch.nn.functional.cross_entropy(outputs["logits"], labels)
+
+    class Doubled(Trainer):
+        def compute_loss(
+            self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
+        ) -> Any:
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = doubled(outputs, labels)
+            return (loss, outputs) if return_outputs else loss
+
+    def first_loss(folder: str, **settings: Any) -> float:
+        run = trainer(
+            tmp_path / folder,
+            rows=13,
+            gradient_accumulation_steps=accumulation,
+            max_steps=1,
+            logging_strategy="steps",
+            logging_steps=1,
+            **settings,
+        )
+        run.train()
+        return next(entry["loss"] for entry in run.state.log_history if "loss" in entry)
+
+    def doubled_sum(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        loss = torch.nn.functional.cross_entropy(outputs["logits"], labels, reduction="sum")
+        return 2 * loss / num_items_in_batch
+
+    plain = first_loss("plain")
+    by_function = first_loss("function", compute_loss_func=doubled)
+    by_sum = first_loss("sum", compute_loss_func=doubled_sum)
+    by_subclass = first_loss("subclass", trainer_class=Doubled)
+    assert by_subclass == pytest.approx(2 * plain, rel=1e-5) and by_sum == pytest.approx(2 * plain, rel=1e-5)
+    # A compute_loss_func is taken as scaled for accumulation (lesson 07): a per-batch mean logs (and steps)
+    # `accumulation` times too much. The chart's first row, "`compute_loss_func=` or `compute_loss`", failed here.
+    assert by_function == pytest.approx(2 * plain * accumulation, rel=1e-5)
