@@ -240,3 +240,34 @@ def test_preprocess_logits_reduces_what_is_kept(tmp_path: Any, model: str) -> No
     metrics = run.evaluate()
     assert shapes == [(2, 2), (2, 2), (2, 2), (1, 2)]
     assert seen[0].shape == (7,) and "eval_accuracy" in metrics
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="Recap",
+    text="`load_best_model_at_end` needs matching save and eval strategies.",
+    covers=["steps against epoch", "steps not a multiple", "matching steps and epochs", "a real run keeps the best"],
+)
+def test_load_best_needs_matching_strategies(tmp_path: Any) -> None:
+    from transformers import TrainingArguments
+
+    for mismatch in (
+        {"eval_strategy": "steps", "eval_steps": 2, "save_strategy": "epoch"},
+        {"eval_strategy": "steps", "eval_steps": 2, "save_strategy": "steps", "save_steps": 3},
+    ):
+        with pytest.raises(ValueError):
+            TrainingArguments(output_dir=str(tmp_path), load_best_model_at_end=True, **mismatch)
+    run = trainer(
+        tmp_path,
+        rows=12,
+        eval_dataset=toy_dataset(4),
+        compute_metrics=_Seen(),
+        eval_strategy="steps",
+        eval_steps=2,
+        save_strategy="steps",
+        save_steps=2,
+        load_best_model_at_end=True,
+        metric_for_best_model="accuracy",
+    )
+    run.train()
+    assert run.state.best_model_checkpoint is not None

@@ -159,3 +159,60 @@ def test_a_value_logged_by_overriding_log_reaches_everything(tmp_path: Any) -> N
     assert kinds == {True, False} and any("train_runtime" in logs for logs in early.logs)
     assert all("from_log" in logs for logs in early.logs + late.logs)
     assert all("from_log" in entry for entry in run.state.log_history)
+
+
+class _Acts(TrainerCallback):
+    """Reads metrics at on_evaluate and logs at on_log, and adds a file to every checkpoint at on_save."""
+
+    def __init__(self) -> None:
+        self.metrics: list[dict[str, float]] = []
+        self.logs: list[dict[str, float]] = []
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None, **kwargs: Any) -> None:
+        self.metrics.append(dict(metrics))
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        self.logs.append(dict(logs))
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        with open(os.path.join(folder, "note.txt"), "w") as note:
+            note.write(str(state.global_step))
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="read `metrics` at `on_evaluate` and `logs` at `on_log`, and can add files to a checkpoint at `on_save`",
+    covers=[
+        "accumulation 2",
+        "save_total_limit=2 (rotation keeps the file with its checkpoint)",
+        "2 epochs",
+        "a resume from the checkpoint",
+    ],
+)
+def test_callbacks_read_metrics_and_logs_and_add_files(tmp_path: Any) -> None:
+    from tiny_training import toy_dataset
+
+    acts = _Acts()
+    settings = dict(
+        rows=12,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="steps",
+        eval_steps=2,
+        logging_strategy="steps",
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=2,
+        save_total_limit=2,
+    )
+    trainer(tmp_path, [acts], **settings).train()
+    assert acts.metrics and all("eval_loss" in metrics for metrics in acts.metrics)
+    assert any("loss" in logs for logs in acts.logs)
+    kept = sorted(name for name in os.listdir(tmp_path) if name.startswith("checkpoint-"))
+    assert len(kept) == 2 and all(os.path.isfile(tmp_path / name / "note.txt") for name in kept)
+    again = trainer(tmp_path, [_Acts()], **settings)
+    again.train(resume_from_checkpoint=str(tmp_path / kept[0]))
+    assert again.state.global_step == 6
