@@ -52,3 +52,21 @@ def test_torch_in_a_child_of_that_environment_uses_one_thread() -> None:
         [sys.executable, "-c", code], env=lab.environment(env), capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.strip()
     assert threads == "1"
+
+
+@pytest.mark.parametrize("target", ["test", "notebooks"])
+def test_make_test_and_make_notebooks_run_one_thread(target: str) -> None:
+    shown = subprocess.run(
+        ["make", "-n", "--no-print-directory", target], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    pytest_lines = [line for line in shown.splitlines() if "-m pytest" in line]
+    assert pytest_lines and all(
+        f"{name}={value}" in line for line in pytest_lines for name, value in pins.THREAD_ENV.items()
+    )
+
+
+def test_pins_prints_the_thread_settings() -> None:
+    printed = subprocess.run(
+        [sys.executable, "-m", "helpers.pins", "--threads"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert printed == [f"{name}={value}" for name, value in pins.THREAD_ENV.items()]
