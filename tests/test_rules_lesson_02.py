@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import torch
+from datasets import Dataset
 from rule_training import MODELS, first_step, ids, trainer
 from transformers import TrainingArguments
 
@@ -220,3 +221,43 @@ def test_every_step_count_counts_updates(tmp_path: Any, accumulation: int) -> No
         "checkpoint-4",
         "checkpoint-5",
     ]
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="6. The data pipeline",
+    text="In the pinned release the setting also groups the batches of `evaluate()` and `predict()`, so `predict()` "
+    "returns its rows in another order than the dataset's. Metrics stay right (the labels come back in the same "
+    "order as the predictions), but a prediction matched to its input by position belongs to another review: "
+    "predict with a Trainer built without it.",
+    covers=["BERT and Llama classifiers", "reviews of 3 to 30 tokens", "an uneven last batch (23 rows, batch 4)"],
+)
+@pytest.mark.parametrize("model", ["bert", "llama"])
+def test_group_by_length_reorders_predictions(tmp_path: Any, model: str) -> None:
+    generator = torch.Generator().manual_seed(5)
+    lengths = torch.randint(3, 31, (23,), generator=generator).tolist()
+    rows = [torch.randint(1, 100, (n,), generator=generator).tolist() for n in lengths]
+    data = Dataset.from_dict(
+        {"input_ids": rows, "attention_mask": [[1] * len(r) for r in rows], "labels": [n % 2 for n in lengths]}
+    )
+
+    def predict(folder: str, **settings: Any) -> Any:
+        run = trainer(
+            tmp_path / folder,
+            model=MODELS[model](seed=0),
+            train_dataset=data,
+            per_device_eval_batch_size=4,
+            processing_class=fixtures.tokenizer(),
+            **settings,
+        )
+        return run.predict(data)
+
+    grouped = predict("grouped", train_sampling_strategy="group_by_length")
+    plain = predict("plain")
+    assert list(plain.label_ids) == data["labels"] and list(grouped.label_ids) != data["labels"]
+
+    def accuracy(output: Any) -> float:
+        return float((output.predictions.argmax(-1) == output.label_ids).mean())
+
+    assert sorted(grouped.label_ids.tolist()) == sorted(data["labels"])
+    assert accuracy(grouped) == pytest.approx(accuracy(plain))  # metrics stay right

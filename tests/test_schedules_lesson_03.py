@@ -65,6 +65,12 @@ def test_min_lr_is_a_rate_and_min_lr_rate_a_share_of_the_peak(peak: float) -> No
     assert min(absolute[6:]) >= 0.2 * peak * (1 - 1e-9)
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="the decay's first update still uses the peak, because its progress is 0.",
+    covers=["100 updates, warmup 10, decay 30", "no warmup", "a decay of 32 of 40 updates"],
+)
 @pytest.mark.parametrize(("total", "warmup", "decay"), [(100, 10, 30), (50, 0, 10), (40, 8, 32)])
 def test_warmup_stable_decay_holds_the_peak_one_update_into_the_decay(total: int, warmup: int, decay: int) -> None:
     rates = schedule_lrs("warmup_stable_decay", total, warmup, scheduler_kwargs={"num_decay_steps": decay})
