@@ -48,9 +48,13 @@ def test_every_train_starts_from_a_fresh_model(tmp_path: Any, accumulation: int)
     covers=["the stock BERT classifier", "the course tokenizer"],
 )
 def test_tokenizer_keyword_is_gone(tmp_path: Any) -> None:
+    from rule_training import arguments
+
+    args = arguments(tmp_path)
     with pytest.raises(TypeError, match="tokenizer"):
-        Trainer(model=fixtures.tiny_model(), tokenizer=fixtures.tokenizer())  # type: ignore[call-arg]
-    assert Trainer(model=fixtures.tiny_model(), processing_class=fixtures.tokenizer()).processing_class is not None
+        Trainer(model=fixtures.tiny_model(), args=args, tokenizer=fixtures.tokenizer())  # type: ignore[call-arg]
+    built = Trainer(model=fixtures.tiny_model(), args=args, processing_class=fixtures.tokenizer())
+    assert built.processing_class is not None
 
 
 @pytest.mark.rule(
