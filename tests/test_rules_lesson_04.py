@@ -271,3 +271,36 @@ def test_load_best_needs_matching_strategies(tmp_path: Any) -> None:
     )
     run.train()
     assert run.state.best_model_checkpoint is not None
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="Recap",
+    text="`eval_accumulation_steps` only moves them off the GPU.",
+    covers=[
+        "CPU: the same predictions and metrics with 1 and 2",
+        "an uneven last evaluation batch (7 rows, batch 2)",
+        "TinyModel and the stock BERT classifier",
+    ],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+def test_eval_accumulation_steps_changes_no_result(tmp_path: Any, model: str) -> None:
+    def evaluate(folder: str, **settings: Any) -> tuple[Any, dict[str, float]]:
+        seen = _Seen()
+        built, data = (None, toy_dataset(7)) if model == "tiny" else (_bert(), fixtures.random_ids(7, seed=2))
+        run = trainer(
+            tmp_path / folder,
+            model=built,
+            train_dataset=data,
+            eval_dataset=data,
+            compute_metrics=seen,
+            per_device_eval_batch_size=2,
+            **settings,
+        )
+        metrics = run.evaluate()
+        timings = ("runtime", "per_second", "preparation_time")
+        return seen.calls[0][0], {k: v for k, v in metrics.items() if not k.endswith(timings)}
+
+    plain, plain_metrics = evaluate("plain")
+    moved, moved_metrics = evaluate("moved", eval_accumulation_steps=2)
+    assert np.array_equal(plain, moved) and plain_metrics == moved_metrics

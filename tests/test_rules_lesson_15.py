@@ -126,3 +126,48 @@ def test_the_trainer_handles_peft_models(tmp_path: Any, name: str) -> None:
     assert "eval_loss" in run.evaluate()
     moved = [p for n, p in model.named_parameters() if "lora_B" in n]
     assert moved and all(p.abs().sum() > 0 for p in moved)  # B starts at zero: gradients reached it
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="`save_only_model=True` makes a resume silently inexact.",
+    covers=["a BERT adapter and TinyModel", "accumulation 2", "resume from step 2 of 6", "a full checkpoint (exact)"],
+)
+@pytest.mark.parametrize("name", ["bert-lora", "tiny"])
+def test_save_only_model_resume_is_inexact(tmp_path: Any, name: str) -> None:
+    def build() -> Any:
+        if name == "tiny":
+            from tiny_training import TinyModel
+
+            torch.manual_seed(0)
+            return TinyModel()
+        return get_peft_model(
+            fixtures.tiny_model(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=["query", "value"])
+        )
+
+    data = None if name == "tiny" else fixtures.random_ids(24)
+
+    def weights(folder: str, resume: str | None = None, **settings: Any) -> list[torch.Tensor]:
+        run = trainer(
+            tmp_path / folder,
+            model=build(),
+            train_dataset=data,
+            rows=24,
+            gradient_accumulation_steps=2,
+            learning_rate=1e-2,
+            save_strategy="steps",
+            save_steps=2,
+            **settings,
+        )
+        run.train(resume_from_checkpoint=resume)
+        return [p.detach().clone() for p in run.model.parameters() if p.requires_grad]
+
+    straight = weights("straight")
+    weights("full")  # writes the checkpoints the resume reads
+    resumed_full = weights("full", resume=str(tmp_path / "full" / "checkpoint-2"))
+    only = weights("only", save_only_model=True)
+    resumed_only = weights("only", resume=str(tmp_path / "only" / "checkpoint-2"), save_only_model=True)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_full, strict=True))
+    assert all(torch.allclose(a, b) for a, b in zip(straight, only, strict=True))
+    assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_only, strict=True))
