@@ -17,6 +17,12 @@ from helpers.plots.schedules import METRIC_DRIVEN, schedule_lrs
 from helpers.trainers import make_trainer
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="`SchedulerType` lists 12 types; 10 have a curve",
+    covers=["the pinned release's SchedulerType", "the two metric-driven types left out of the curves"],
+)
 def test_the_scheduler_types_are_the_twelve_the_lesson_draws() -> None:
     """A release that adds or drops a type fails here (the lesson's plot asserts it draws every step-driven one)."""
     assert {member.value for member in SchedulerType} == {
