@@ -3,7 +3,10 @@ read on the pinned TRL, with GRPOTrainer as a third class the sentence does not 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import torch
 from trl import DPOTrainer, GRPOTrainer, SFTTrainer
 
 from helpers.lessons.lesson_13 import trainer_overrides
@@ -32,3 +35,51 @@ def test_trl_trainers_redefine_the_four(cls: type) -> None:
 def test_dpo_declares_its_loss_unscaled() -> None:
     assert DPOTrainer.loss_is_scaled_for_ga is False
     assert getattr(SFTTrainer, "loss_is_scaled_for_ga", None) is None
+
+
+def _sft_first_update(tmp_path: Any, batch: int, accumulation: int) -> tuple[float, float]:
+    """The logged loss and grad_norm of an SFTTrainer's first update over the same 4 texts of uneven length."""
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import SFTConfig
+
+    from helpers.checks.lesson_13 import QUIET_SFT, TINY_LLAMA
+    from helpers.models import load_tokenizer
+    from helpers.trainers import quiet
+
+    tokenizer = load_tokenizer()
+    tokenizer.eos_token = "[SEP]"
+    config = LlamaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **TINY_LLAMA)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config)
+    texts = ["a fine film", "a long and winding film that never seems to end at all, alas", "dull", "bright, brisk fun"]
+    args = SFTConfig(
+        str(tmp_path),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        max_steps=1,
+        logging_steps=1,
+        max_grad_norm=0.0,
+        learning_rate=1e-3,
+        **QUIET_SFT,
+    )
+    run = quiet(
+        SFTTrainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer)
+    )
+    run.train()
+    entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
+    return entry["loss"], entry["grad_norm"]
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="3. How they scale the loss",
+    text="`SFTTrainer` leaves it at `None`, sums the loss of every token and divides by `num_items_in_batch`",
+    covers=["texts of 1 to 15 tokens (uneven micro-batches)", "accumulation 2 and 4 against one batch of 4"],
+)
+@pytest.mark.parametrize("accumulation", [2, 4])
+def test_sft_step_is_the_same_however_the_batch_is_split(tmp_path: Any, accumulation: int) -> None:
+    whole = _sft_first_update(tmp_path / "whole", 4, 1)
+    split = _sft_first_update(tmp_path / "split", 4 // accumulation, accumulation)
+    assert split[1] == pytest.approx(whole[1], rel=1e-4)
