@@ -54,17 +54,18 @@ def _class_gradients(model: Any, batch: dict[str, torch.Tensor], weights: torch.
     "larger share.",
     covers=[
         "1 in 10, 1 in 5 and 3 in 10 positive",
-        "TinyModel and the stock BERT classifier at initialisation",
+        "8 TinyModel inits and the stock BERT classifier",
         "balanced weights total / (2 x count)",
     ],
 )
 @pytest.mark.parametrize(("positives", "total"), IMBALANCES)
-@pytest.mark.parametrize("model", ["tiny", "bert"])
+@pytest.mark.parametrize("model", [*(f"tiny-{seed}" for seed in range(8)), "bert"])
 def test_class_weights_rebalance_the_gradient(positives: int, total: int, model: str) -> None:
     rows = total * 4
     labels = torch.tensor([1] * positives * 4 + [0] * (total - positives) * 4)
     generator = torch.Generator().manual_seed(0)
-    if model == "tiny":
+    if model.startswith("tiny"):
+        torch.manual_seed(int(model.split("-")[1]))  # TinyModel draws from torch's global generator
         built, batch = TinyModel(), {"x": torch.randn(rows, 4, generator=generator), "labels": labels}
     else:
         built = fixtures.tiny_model(seed=0)
@@ -74,9 +75,10 @@ def test_class_weights_rebalance_the_gradient(positives: int, total: int, model:
     balanced = rows / (2 * counts)
     plain_pos, plain_neg = _class_gradients(built, batch, None)
     weighted_pos, weighted_neg = _class_gradients(built, batch, balanced)
-    assert plain_neg / plain_pos > 1.5
-    # A larger share, not parity: on TinyModel at 3 in 10 the negatives' 1.50 x became 0.64 x (the positives now
-    # dominate more than the negatives did), so the recap's first wording, "rebalance it", failed here.
+    assert plain_neg / plain_pos > 1  # the majority dominates (1.29 x to 17.6 x here)
+    # A larger share, not parity: over 8 TinyModel inits the negatives' 1.29 x to 17.6 x became 0.53 x to 2.37 x;
+    # at 3 in 10, init 2 went from 1.29 x to 0.55 x (the positives now dominate more than the negatives did), so
+    # the recap's first wording, "rebalance it", failed here.
     assert weighted_neg / weighted_pos < plain_neg / plain_pos / 1.5
 
 
