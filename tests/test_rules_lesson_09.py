@@ -55,3 +55,37 @@ def test_checkpointing_stays_on_in_a_reused_model(tmp_path: Any, model: str, swi
         assert any("gradient_checkpointing" in str(w.message) for w in recwarn.list)
     trainer(tmp_path / "plain", model=built, train_dataset=data, max_steps=1).train()
     assert built.is_gradient_checkpointing  # never switched off
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="Recap",
+    text="Grouped dynamic padding left well under half the padding of `max_length`: the collator pads, the sampler "
+    "groups.",
+    covers=["512 course reviews", "batches of 8 and 32", "max_length 64 and 128", "the Trainer's own dataloader"],
+)
+@pytest.mark.parametrize("batch", [8, 32])
+@pytest.mark.parametrize("max_length", [64, 128])
+def test_grouped_dynamic_padding_pads_under_half(tmp_path: Any, batch: int, max_length: int) -> None:
+    from transformers import DataCollatorWithPadding
+
+    from helpers.data import padding_stats
+
+    reviews = fixtures.reviews(count=512, max_length=max_length).remove_columns(["label"])
+    tokenizer = fixtures.tokenizer()
+
+    def padded(folder: str, collator: Any, **settings: Any) -> int:
+        run = trainer(
+            tmp_path / folder,
+            model=fixtures.tiny_model(seed=0),
+            train_dataset=reviews,
+            per_device_train_batch_size=batch,
+            data_collator=collator,
+            **settings,
+        )
+        stats = padding_stats(run.get_train_dataloader())
+        return stats["tokens"] - stats["real_tokens"]
+
+    full = padded("full", DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length))
+    grouped = padded("grouped", DataCollatorWithPadding(tokenizer), train_sampling_strategy="group_by_length")
+    assert grouped < 0.5 * full, (grouped, full)
