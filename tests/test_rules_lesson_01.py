@@ -71,7 +71,7 @@ def test_tokenizer_keyword_is_gone(tmp_path: Any) -> None:
     covers=["BERT and Llama classifiers", "an uneven last prediction batch (7 rows, batch 2)", "AutoModel reload"],
 )
 @pytest.mark.parametrize("model", sorted(MODELS))
-def test_save_reload_predicts_identically(tmp_path: Any, model: str) -> None:
+def test_save_reload_predicts_the_same(tmp_path: Any, model: str) -> None:
     data = fixtures.random_ids(7, seed=3)
     run = trainer(
         tmp_path,
