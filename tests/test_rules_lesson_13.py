@@ -83,3 +83,57 @@ def test_sft_step_is_the_same_however_the_batch_is_split(tmp_path: Any, accumula
     whole = _sft_first_update(tmp_path / "whole", 4, 1)
     split = _sft_first_update(tmp_path / "split", 4 // accumulation, accumulation)
     assert split[1] == pytest.approx(whole[1], rel=1e-4)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="Lesson 05's `LoopRecorder` wraps any Trainer class, a library's too, and shows which overrides fire, how "
+    "often and what they call.",
+    covers=[
+        "Trainer, a subclass of its own and SFTTrainer",
+        "accumulation 2 with an uneven last group",
+        "compute_loss seen inside training_step",
+    ],
+)
+@pytest.mark.parametrize("base", ["Trainer", "subclass", "SFTTrainer"])
+def test_loop_recorder_wraps_any_trainer_class(tmp_path: Any, base: str) -> None:
+    from rule_training import trainer
+    from transformers import Trainer
+
+    from helpers.loop_calls import LoopRecorder
+
+    recorder = LoopRecorder(methods=("training_step", "compute_loss"))
+    if base == "SFTTrainer":
+        from datasets import Dataset
+        from transformers import LlamaConfig, LlamaForCausalLM
+        from trl import SFTConfig
+
+        from helpers.checks.lesson_13 import QUIET_SFT, TINY_LLAMA
+        from helpers.models import load_tokenizer
+
+        tokenizer = load_tokenizer()
+        tokenizer.eos_token = "[SEP]"
+        model = LlamaForCausalLM(
+            LlamaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **TINY_LLAMA)
+        )
+        texts = ["a fine film", "dull", "bright, brisk fun", "long and slow", "a gem"]
+        args = SFTConfig(
+            str(tmp_path), per_device_train_batch_size=2, gradient_accumulation_steps=2, max_steps=2, **QUIET_SFT
+        )
+        run = recorder.trainer_class(SFTTrainer)(
+            model=model, args=args, processing_class=tokenizer, train_dataset=Dataset.from_dict({"text": texts})
+        )
+        run.train()
+        micro_batches = 3  # 5 texts in batches of 2: 2 + 1 micro-batches over 2 steps
+    else:
+
+        class Own(Trainer):
+            pass
+
+        cls = recorder.trainer_class(Trainer if base == "Trainer" else Own)
+        run = trainer(tmp_path, rows=10, trainer_class=cls, gradient_accumulation_steps=2)
+        run.train()
+        micro_batches = 5
+    assert recorder.names().count("training_step") == micro_batches
+    assert "compute_loss" in recorder.inside("training_step")
