@@ -121,3 +121,31 @@ def test_the_optimizer_is_replaced(tmp_path: Any, route: str) -> None:
     assert type(run.optimizer).__name__ in {"SGD", "AcceleratedOptimizer"}
     inner = getattr(run.optimizer, "optimizer", run.optimizer)
     assert isinstance(inner, torch.optim.SGD) and inner.param_groups[0]["initial_lr"] == 0.05
+
+
+@pytest.mark.rule(
+    lesson="01",
+    section="Recap",
+    text="The progress table needs the log level at WARNING or below (or `disable_tqdm=False`); above it, dicts are "
+    "printed.",
+    covers=["log levels INFO, WARNING, ERROR and CRITICAL", "disable_tqdm=False at ERROR", "the Trainer's callbacks"],
+)
+@pytest.mark.parametrize("level", ["INFO", "WARNING", "ERROR", "CRITICAL"])
+def test_the_progress_table_follows_the_log_level(tmp_path: Any, level: str) -> None:
+    from transformers import TrainingArguments
+    from transformers.utils import logging
+
+    before = logging.get_verbosity()
+    logging.set_verbosity(getattr(logging, level))
+    try:
+        args = TrainingArguments(output_dir=str(tmp_path), report_to="none")
+        forced = TrainingArguments(output_dir=str(tmp_path), report_to="none", disable_tqdm=False)
+    finally:
+        logging.set_verbosity(before)
+    table = level in ("INFO", "WARNING")
+    names = {
+        type(callback).__name__
+        for callback in Trainer(model=fixtures.tiny_model(), args=args).callback_handler.callbacks
+    }
+    assert args.disable_tqdm is not table and forced.disable_tqdm is False
+    assert ("ProgressCallback" in names) == table and ("PrinterCallback" in names) != table
