@@ -178,3 +178,50 @@ def test_callbacks_see_the_trial(tmp_path: Any, named: bool) -> None:
     probe.seen.clear()
     trainer(tmp_path / "plain", [probe], rows=8).train()
     assert probe.seen and not any(searching for searching, _, _ in probe.seen)
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="`hp_space(trial)` returns `TrainingArguments` values; `model_init(trial)` may choose the architecture.",
+    covers=[
+        "a model width chosen in model_init(trial)",
+        "the learning rate in hp_space",
+        "3 trials",
+        "accumulation 2",
+        "the width lands in best.hyperparameters",
+    ],
+)
+def test_model_init_may_choose_the_architecture(tmp_path: Any) -> None:
+    from torch import nn
+
+    built: list[int] = []
+
+    class Wide(nn.Module):
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.body, self.head = nn.Linear(4, width), nn.Linear(width, 2)
+
+        def forward(self, x: Any, labels: Any = None) -> dict[str, Any]:
+            logits = self.head(self.body(x).relu())
+            loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"logits": logits, **({"loss": loss} if loss is not None else {})}
+
+    def model_init(trial: Any = None) -> nn.Module:
+        width = trial.suggest_categorical("width", [3, 5, 7]) if trial is not None else 3
+        built.append(width)
+        return Wide(width)
+
+    run = trainer(
+        tmp_path,
+        model_init=model_init,
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="epoch",
+    )
+    best = run.hyperparameter_search(
+        hp_space=_space, n_trials=3, backend="optuna", direction="minimize", sampler=optuna.samplers.TPESampler(seed=0)
+    )
+    assert set(best.hyperparameters) == {"learning_rate", "width"}
+    assert best.hyperparameters["width"] in built[1:] and len(built) == 4  # one at construction, one per trial
