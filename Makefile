@@ -9,6 +9,8 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 # runs: the venv's Python when there is one, else $(PYTHON).
 OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --offline),\
           $(error make: could not read the offline settings: `$(PYTHON) -m helpers.pins --offline` failed))
+# One torch thread a process (helpers/pins.py THREAD_ENV), so that processes beside each other do not fight over cores.
+THREADS = $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --threads)
 
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 
@@ -56,14 +58,14 @@ unit: venv
 	$(OFFLINE) $(PY) -m pytest tests -q
 
 notebooks: venv
-	$(OFFLINE) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
+	$(OFFLINE) $(THREADS) $(PY) -m pytest --nbmake --nbmake-timeout=300 -q --durations=0 notebooks
 
 # make test runs the unit tests and the notebooks in WORKERS processes (pytest-xdist; a test file stays in one
 # process), each with one torch thread, so that two processes do not fight over one core. WORKERS defaults to one
 # per core, as many as the memory holds (tools/workers.py); make test WORKERS=1 runs everything in one process.
 WORKERS ?= $(shell $(PYTHON) -m tools.workers)
 # The longest files go first, by their last measured times (tests/conftest.py), in that order.
-TEST_RUN = $(OFFLINE) OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
+TEST_RUN = $(OFFLINE) $(THREADS) $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: venv lint
 	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 notebooks tests

@@ -181,12 +181,17 @@ def setup_notebook(
         f"| Python {found['python']}"
     )
     print(f"hardware: {hardware_summary(hardware)}")
-    sizes = (
-        f"layers={chosen.num_layers}, train={chosen.train_examples or 'all'}, max_length={chosen.max_length}, "
-        f"batch={chosen.batch_size}, epochs={chosen.num_train_epochs:g}, precision={chosen.precision}"
-    )
-    print(f"profile: {chosen.name} (device {chosen.device}; {sizes}) | seed {seed}")
+    print(announcement(chosen, seed))
     return chosen
+
+
+def announcement(chosen: CourseProfile, seed: int) -> str:
+    """The set-up cell's profile line: the profile, its device and precision, and the seed, and no sizes.
+
+    The profile's sizes (layers, reviews, epochs, learning rate) are defaults that many lessons change (2 layers,
+    256 reviews for 2 epochs at 3e-4, ...); printed here, they would contradict what the lesson then trains. Each
+    lesson says the sizes it uses where it uses them; lesson 00 prints the whole profile."""
+    return f"profile: {chosen.name} (device {chosen.device}, precision {chosen.precision}) | seed {seed}"
 
 
 def run_dir(name: str, clean: bool = True) -> os.PathLike[str]:

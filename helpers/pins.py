@@ -12,6 +12,7 @@ It imports only the standard library, so tools and tests that run before ``.venv
     python -m helpers.pins                 # the pinned transformers, X.Y.Z
     python -m helpers.pins torch --minor   # the pinned torch, X.Y
     python -m helpers.pins --offline       # HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 ... (for `env` and make)
+    python -m helpers.pins --threads       # OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 (make test, make notebooks)
 """
 
 from __future__ import annotations
@@ -41,6 +42,23 @@ OFFLINE_ENV: dict[str, str] = {
     "TOKENIZERS_PARALLELISM": "false",
     "PYTHONHASHSEED": "0",
 }
+
+# One thread a process wherever the course runs notebooks (make lab, make execute, tools/loaded_times.py; make test
+# and make notebooks read it through `python -m helpers.pins --threads`): torch's default, a thread per core, made
+# lesson 18 take 9 min 14 s at load 12, against 56 s with one thread (issue 59). A value already set wins.
+THREAD_ENV: dict[str, str] = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def one_thread_a_process(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Set :data:`THREAD_ENV` in ``environ`` (default ``os.environ``, which kernels started later inherit) where
+    it is not already set, and return the settings that are now in force."""
+    import os
+
+    target = os.environ if environ is None else environ
+    for name, value in THREAD_ENV.items():
+        target.setdefault(name, value)
+    return {name: target[name] for name in THREAD_ENV}
+
 
 # "name==version" at the start of a line, or of a YAML list item ("  - name==version", environment.yml).
 _PIN = re.compile(r"^(?:-\s+)?([A-Za-z0-9][A-Za-z0-9_.\-\[\],]*)==([^\s;#]+)")
@@ -117,9 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("package", nargs="?", default="transformers", help="the package (default: transformers)")
     parser.add_argument("--minor", action="store_true", help="print X.Y, as the lessons' verdicts name it")
     parser.add_argument("--offline", action="store_true", help="print the offline settings as NAME=VALUE words")
+    parser.add_argument("--threads", action="store_true", help="print the one-thread settings as NAME=VALUE words")
     args = parser.parse_args(argv)
-    if args.offline:
-        print(" ".join(f"{name}={value}" for name, value in OFFLINE_ENV.items()))
+    if args.offline or args.threads:
+        print(" ".join(f"{name}={value}" for name, value in (OFFLINE_ENV if args.offline else THREAD_ENV).items()))
         return 0
     try:
         print(pinned_minor(args.package) if args.minor else pinned(args.package))

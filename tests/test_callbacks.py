@@ -163,6 +163,12 @@ class _Misspelled(TrainerCallback):
         self.calls["on_step_ends"] += 1
 
 
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="A misspelled `on_*` method never fires and raises nothing; `unknown_event_methods` finds it.",
+    covers=["two misspellings beside a real event", "2 epochs", "the class and an instance"],
+)
 def test_a_misspelled_event_never_fires_and_the_helper_names_it(tmp_path) -> None:
     callback = _Misspelled()
     _train(tmp_path, [callback], eval_strategy="no")

@@ -26,6 +26,12 @@ def test_schema_and_labels(reviews: datasets.DatasetDict) -> None:
         assert all(text and text == " ".join(text.split()) for text in split["text"])
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="The splits are fixed, seeded and disjoint by movie.",
+    covers=["train, validation and test pairwise", "texts and movies"],
+)
 def test_splits_are_disjoint_by_text_and_movie(reviews: datasets.DatasetDict) -> None:
     texts = {name: set(split["text"]) for name, split in reviews.items()}
     movies = {name: set(split["movie"]) for name, split in reviews.items()}
@@ -53,6 +59,12 @@ def test_cleaning_drops_plots_empty_and_duplicates() -> None:
     assert [(row["text"], row["label"]) for row in cleaned] == [("Great fun.", 1), ("Dull.", 0)]
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="The splits are fixed, seeded and disjoint by movie.",
+    covers=["rebuilt from the raw file", "a fresh cache folder", "another seed gives other splits"],
+)
 def test_splits_are_deterministic_and_the_cache_matches(tmp_path, reviews: datasets.DatasetDict) -> None:
     rebuilt = data.build_reviews()
     fresh_cache = data.load_reviews(cache_dir=tmp_path)

@@ -44,6 +44,12 @@ def no_override(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PROFILE_ENV, raising=False)
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="`helpers.setup_notebook()` seeds everything and picks a profile from the hardware",
+    covers=["a CPU", "an A100 (bf16)", "a T4 (fp16)", "Apple silicon (mps)"],
+)
 def test_hardware_picks_the_profile() -> None:
     assert course_profile(hardware=CPU).name == "cpu"
     assert course_profile(hardware=A100).precision == "bf16"
@@ -54,11 +60,23 @@ def test_hardware_picks_the_profile() -> None:
     assert A100.tf32_supported and not T4.tf32_supported
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="`COURSE_PROFILE` overrides it, and a profile the machine cannot run is refused with a clear error.",
+    covers=["COURSE_PROFILE=cpu on an A100"],
+)
 def test_environment_variable_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PROFILE_ENV, "cpu")
     assert course_profile(hardware=A100).name == "cpu"
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="`COURSE_PROFILE` overrides it, and a profile the machine cannot run is refused with a clear error.",
+    covers=["cuda on a CPU", "mps on a CPU", "an unknown name as argument and as COURSE_PROFILE"],
+)
 def test_unknown_profile_and_missing_hardware_are_clear(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(CourseProfileError, match="Choose one of"):
         course_profile("tpu", hardware=CPU)
@@ -71,6 +89,12 @@ def test_unknown_profile_and_missing_hardware_are_clear(monkeypatch: pytest.Monk
         course_profile(hardware=CPU)
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="`helpers.setup_notebook()` seeds everything and picks a profile from the hardware",
+    covers=["torch draws repeat after seeding", "a negative seed refused"],
+)
 def test_seed_everything_repeats_random_draws() -> None:
     seed_everything(3)
     first = torch.rand(4)

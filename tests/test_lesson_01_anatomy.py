@@ -33,6 +33,12 @@ def args(tmp_path):
     )
 
 
+@pytest.mark.rule(
+    lesson="01",
+    section="Recap",
+    text="Tokenize once without padding; the collator pads each batch to its longest review.",
+    covers=["batches of 1, 2, 5, 8, 16 and 32 reviews", "random batches of the real reviews"],
+)
 def test_the_picked_collator_pads_each_batch_to_its_own_longest_review(reviews, model, args) -> None:
     chosen = Trainer(model=model, args=args, processing_class=fixtures.tokenizer()).data_collator
     assert isinstance(chosen, DataCollatorWithPadding)
@@ -51,6 +57,12 @@ def test_the_picked_collator_pads_each_batch_to_its_own_longest_review(reviews, 
     assert len(widths) > 1 and min(widths) < MAX_LENGTH, "the batches did not differ in width"
 
 
+@pytest.mark.rule(
+    lesson="01",
+    section="Recap",
+    text="A plain function is a valid collator if its batch carries `labels`.",
+    covers=["the Trainer's own shuffled DataLoader", "6 batches", "a function without labels (no loss)"],
+)
 def test_a_plain_function_is_a_collator_when_its_batch_carries_labels(reviews, model, args) -> None:
     tokenizer = fixtures.tokenizer()
 
@@ -71,6 +83,12 @@ def test_a_plain_function_is_a_collator_when_its_batch_carries_labels(reviews, m
         assert "label" in naive_batch and "labels" not in naive_batch
 
 
+@pytest.mark.rule(
+    lesson="01",
+    section="7. Your own metrics",
+    text="Plain cross-entropy must reproduce the model's own loss on a batch",
+    covers=["batches of 1, 3, 8 and 16 reviews", "padding that differs per batch"],
+)
 def test_cross_entropy_as_compute_loss_func_is_the_models_own_loss(reviews, model, args) -> None:
     def cross_entropy_loss(outputs, labels, num_items_in_batch=None):
         return torch.nn.functional.cross_entropy(outputs.logits, labels)

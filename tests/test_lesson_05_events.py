@@ -61,6 +61,12 @@ class AddsAKey(TrainerCallback):
         logs["from_callback"] = 1.0
 
 
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="Callbacks share one `logs` dict, in list order",
+    covers=["a callback before and one after the one that adds a key", "every log of the run"],
+)
 def test_a_key_added_in_on_log_reaches_only_later_callbacks(tmp_path) -> None:
     before, after = LogRecorder(), LateLogRecorder()
     trainer = _trainer(tmp_path, [before, AddsAKey(), after])

@@ -205,6 +205,12 @@ def test_a_scheduler_of_your_own_is_applied_and_logged(tmp_path: Any, route: str
     assert max(abs(a - b) for a, b in zip(applied, logged, strict=True)) < 1e-12
 
 
+@pytest.mark.rule(
+    lesson="06",
+    section="Recap",
+    text="A rate written from a callback trains but is not logged: use a scheduler.",
+    covers=["accumulation 2", "8 updates over 2 epochs", "optimizers= and create_scheduler log right"],
+)
 def test_a_rate_written_from_a_callback_is_applied_but_the_linear_one_is_logged(tmp_path: Any) -> None:
     applied, logged = _lr_run(tmp_path, "callback")
     assert max(abs(a - LR * _cosine(step)) for step, a in enumerate(applied)) < 1e-12
@@ -233,6 +239,12 @@ class GradientsPresent(TrainerCallback):
         return look
 
 
+@pytest.mark.rule(
+    lesson="06",
+    section="Recap",
+    text="Gradients live from the backward pass to `on_optimizer_step`",
+    covers=["accumulation 2", "every event of 4 updates", "clipping at 0.01"],
+)
 def test_gradients_exist_from_the_backward_pass_to_on_optimizer_step_and_are_clipped_before_the_step(
     tmp_path: Any,
 ) -> None:

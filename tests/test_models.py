@@ -10,6 +10,12 @@ from helpers import models
 from helpers.models import CourseModelError
 
 
+@pytest.mark.rule(
+    lesson="00",
+    section="Recap",
+    text="all-MiniLM-L6-v2 has 22.7 M parameters",
+    covers=["the model loaded offline from its package, with its classification head"],
+)
 def test_model_loads_offline_with_expected_shape() -> None:
     model, tokenizer = models.load_model_and_tokenizer()
     assert model.config.num_hidden_layers == 6 and model.config.hidden_size == 384

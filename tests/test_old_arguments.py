@@ -84,6 +84,15 @@ def test_fate_rejects_incomplete_entries() -> None:
         check_fates({"seed": "kept"})  # type: ignore[dict-item]
 
 
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="`helpers.old_arguments` lists the renamed and removed ones, and `port_kwargs` ports a dict of them",
+    covers=[
+        "nine old arguments at once (renamed, removed, folded into optim)",
+        "the ported dict builds TrainingArguments",
+    ],
+)
 def test_port_kwargs_builds_valid_training_arguments(tmp_path) -> None:
     from transformers import TrainingArguments
 

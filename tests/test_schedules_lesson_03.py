@@ -17,6 +17,12 @@ from helpers.plots.schedules import METRIC_DRIVEN, schedule_lrs
 from helpers.trainers import make_trainer
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="`SchedulerType` lists 12 types; 10 have a curve",
+    covers=["the pinned release's SchedulerType", "the two metric-driven types left out of the curves"],
+)
 def test_the_scheduler_types_are_the_twelve_the_lesson_draws() -> None:
     """A release that adds or drops a type fails here (the lesson's plot asserts it draws every step-driven one)."""
     assert {member.value for member in SchedulerType} == {
@@ -51,6 +57,12 @@ def test_polynomial_of_power_one_is_the_linear_schedule(total: int, warmup: int)
     assert np.allclose(power_one, schedule_lrs("linear", total, warmup), rtol=0, atol=1e-6)
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="`min_lr` is a rate and `min_lr_rate` a share of the peak",
+    covers=["peaks 1e-5, 3e-4 and 2e-3", "warmup 6 of 60 updates"],
+)
 @pytest.mark.parametrize("peak", [1e-5, 3e-4, 2e-3])
 def test_min_lr_is_a_rate_and_min_lr_rate_a_share_of_the_peak(peak: float) -> None:
     absolute = schedule_lrs("cosine_with_min_lr", 60, 6, peak, {"min_lr": 0.2 * peak})
@@ -59,6 +71,12 @@ def test_min_lr_is_a_rate_and_min_lr_rate_a_share_of_the_peak(peak: float) -> No
     assert min(absolute[6:]) >= 0.2 * peak * (1 - 1e-9)
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="the decay's first update still uses the peak, because its progress is 0.",
+    covers=["100 updates, warmup 10, decay 30", "no warmup", "a decay of 32 of 40 updates"],
+)
 @pytest.mark.parametrize(("total", "warmup", "decay"), [(100, 10, 30), (50, 0, 10), (40, 8, 32)])
 def test_warmup_stable_decay_holds_the_peak_one_update_into_the_decay(total: int, warmup: int, decay: int) -> None:
     rates = schedule_lrs("warmup_stable_decay", total, warmup, scheduler_kwargs={"num_decay_steps": decay})
@@ -87,6 +105,12 @@ def _recorded_run(**settings) -> tuple:
     return trainer, recorder
 
 
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="`reduce_lr_on_plateau` and `greedy` move only after evaluations, on `metric_for_best_model`.",
+    covers=["reduce_lr_on_plateau replayed against torch on a real run's eval losses"],
+)
 def test_reduce_lr_on_plateau_follows_torch_on_the_eval_losses() -> None:
     trainer, recorder = _recorded_run(
         lr_scheduler_type="reduce_lr_on_plateau",

@@ -24,6 +24,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from helpers.pins import one_thread_a_process  # noqa: E402
 from helpers.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
 from tools import reading_time  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
@@ -105,6 +106,8 @@ def main(paths: list[str]) -> int:
         print(__doc__)
         return 2
     from tools import export_lessons
+
+    one_thread_a_process()  # the kernels inherit it: a lesson keeps its time when other work runs beside it
 
     chosen = [Path(name).resolve() for name in paths]
     for path in chosen:

@@ -9,6 +9,7 @@ Two things differ from a plain ``jupyter lab --notebook-dir=notebooks``:
   Jupyter news?" with Never (``fetchNews`` of ``@jupyterlab/apputils-extension:notification``; the pop-up shows
   whenever that setting is unset), and checks for no updates. A learner's own settings still win over these
   defaults;
+* one thread a process (``OMP_NUM_THREADS=1`` unless set): the kernels keep their speed when other work runs;
 * as root (containers, cloud machines) JupyterLab refuses to start ("Running as root is not recommended. Use
   --allow-root"), so ``--allow-root`` is added, and said.
 
@@ -22,6 +23,8 @@ import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+from helpers.pins import one_thread_a_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "jupyter"  # the course's JupyterLab settings (a Jupyter config folder)
@@ -39,9 +42,12 @@ def command(jupyter: str, root: bool, extra: list[str] | None = None) -> list[st
 
 
 def environment(base: Mapping[str, str], settings: Path = SETTINGS) -> dict[str, str]:
-    """``base`` with the course's settings folder first on ``JUPYTER_CONFIG_PATH`` (what was there stays after)."""
+    """``base`` with the course's settings folder first on ``JUPYTER_CONFIG_PATH`` (what was there stays after),
+    and one thread a process for the kernels (``helpers.pins.THREAD_ENV``, where ``base`` does not set it)."""
     path = [str(settings), *filter(None, base.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
-    return {**base, "JUPYTER_CONFIG_PATH": os.pathsep.join(path)}
+    env = {**base, "JUPYTER_CONFIG_PATH": os.pathsep.join(path)}
+    one_thread_a_process(env)
+    return env
 
 
 def main(argv: list[str]) -> int:

@@ -32,7 +32,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.pins import OFFLINE_ENV  # noqa: E402
+from helpers.pins import OFFLINE_ENV, one_thread_a_process  # noqa: E402
 from helpers.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
 
@@ -63,6 +63,7 @@ def measure(paths: list[Path]) -> tuple[dict[str, float], dict[str, str]]:
     Returns the times, and the lessons that failed with the error they raised (no time is recorded for them)."""
     for name, value in OFFLINE.items():
         os.environ.setdefault(name, value)  # the kernels inherit them
+    one_thread_a_process()  # as make execute runs them
     entries = [lesson(path.name) for path in paths]  # a clear error for a notebook that is not in lessons.toml
     spinner = subprocess.Popen([sys.executable, "-c", SPINNER])
     times, failed = {}, {}

@@ -1,0 +1,111 @@
+"""Lesson 03's rules (learning-rate schedules), tried beyond the lesson's run: accumulation 1, 3 and 4 with an
+uneven last accumulation group, uneven last batch, 2 epochs, warmup as a count and as a share, on TinyModel."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from rule_training import trainer
+
+from helpers.lessons.lesson_03 import AppliedLRRecorder
+from helpers.plots.schedules import schedule_lrs
+
+PEAK = 1e-2
+# rows, batch, accumulation, epochs: micro-batches an epoch 7 (uneven last batch of 1 when rows are odd)
+SPLITS = [(16, 2, 1, 1), (13, 2, 3, 2), (30, 2, 4, 1), (27, 4, 4, 2)]
+
+
+def _run(tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int, **settings: Any) -> tuple[Any, Any]:
+    recorder = AppliedLRRecorder()
+    run = trainer(
+        tmp_path,
+        [recorder],
+        rows=rows,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=epochs,
+        learning_rate=PEAK,
+        **settings,
+    )
+    run.train()
+    return run, recorder
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="`warmup_steps` is a count (an int) or a share of all updates (a float below 1, rounded up).",
+    covers=["accumulation 1, 3, 4", "uneven last accumulation group", "uneven last batch", "2 epochs", "count 2"],
+)
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="The scheduler steps once per optimizer update: gradient accumulation divides the number of its steps.",
+    covers=["accumulation 1, 3, 4", "uneven last accumulation group (the number is rounded up)", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="03",
+    section="6. Gradient accumulation",
+    text="a warmup given as a share is counted in those updates (rounded up).",
+    covers=["accumulation 3 and 4", "uneven last accumulation group", "2 epochs"],
+)
+@pytest.mark.parametrize(("rows", "batch", "accumulation", "epochs"), SPLITS)
+@pytest.mark.parametrize("warmup", [0.3, 2])
+def test_warmup_and_scheduler_steps_count_optimizer_updates(
+    tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int, warmup: float
+) -> None:
+    run, recorder = _run(tmp_path, rows, batch, accumulation, epochs, warmup_steps=warmup, lr_scheduler_type="linear")
+    updates = math.ceil(math.ceil(rows / batch) / accumulation) * epochs
+    assert run.state.global_step == updates == len(recorder.lrs) == run.lr_scheduler.last_epoch
+    warmup_updates = math.ceil(warmup * updates) if isinstance(warmup, float) else warmup
+    assert recorder.lrs == pytest.approx(schedule_lrs("linear", updates, warmup_updates, PEAK), rel=1e-9)
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="Recap",
+    text="The rate each update applied equals the planned curve exactly; the linear schedule's last update uses "
+    "`peak / (N − warmup)`, and the scheduler reaches 0 only after it.",
+    covers=["accumulation 1, 3, 4", "uneven last accumulation group", "2 epochs", "warmup 0 and 2"],
+)
+@pytest.mark.parametrize(("rows", "batch", "accumulation", "epochs"), SPLITS)
+@pytest.mark.parametrize("warmup", [0, 2])
+def test_the_last_update_uses_one_step_of_decay(
+    tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int, warmup: int
+) -> None:
+    run, recorder = _run(tmp_path, rows, batch, accumulation, epochs, warmup_steps=warmup, lr_scheduler_type="linear")
+    updates = run.state.global_step
+    assert recorder.lrs[-1] == pytest.approx(PEAK / (updates - warmup), rel=1e-9)
+    assert run.lr_scheduler.get_last_lr()[0] == 0.0
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="The pattern",
+    text="The `learning_rate` the Trainer logs (`trainer.state.log_history`) is the same rate, at the logged updates.",
+    covers=["accumulation 1, 3, 4", "uneven last accumulation group", "logging every update and every 2"],
+)
+@pytest.mark.parametrize(("rows", "batch", "accumulation", "epochs"), SPLITS)
+@pytest.mark.parametrize("every", [1, 2])
+def test_the_logged_rate_is_the_applied_one(
+    tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int, every: int
+) -> None:
+    run, recorder = _run(
+        tmp_path,
+        rows,
+        batch,
+        accumulation,
+        epochs,
+        warmup_steps=1,
+        lr_scheduler_type="cosine",
+        logging_strategy="steps",
+        logging_steps=every,
+    )
+    applied = dict(zip([step + 1 for step in recorder.steps], recorder.lrs, strict=True))
+    logged = {entry["step"]: entry["learning_rate"] for entry in run.state.log_history if "learning_rate" in entry}
+    assert logged and all(rate == pytest.approx(applied[step], rel=1e-9) for step, rate in logged.items()), (
+        logged,
+        applied,
+    )

@@ -1,0 +1,218 @@
+"""Lesson 05's rules (callback events), tried beyond the lesson's run: accumulation 1 and 3 with an uneven last
+accumulation group, several epochs, a step limit, and checkpoints by steps and by epochs."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import pytest
+from rule_training import Events, trainer
+from transformers import TrainerCallback
+
+# (rows, batch, accumulation, epochs): 7 micro-batches an epoch as 3 + 3 + 1 at accumulation 3 (uneven last group)
+SPLITS = [(16, 2, 1, 1), (14, 2, 3, 2), (15, 4, 2, 1)]
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="Step events fire once per optimizer step, `on_substep_end` between accumulated batches",
+    covers=["accumulation 1", "accumulation 3 with an uneven last group (3 + 3 + 1)", "2 epochs", "uneven last batch"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`state.max_steps` is known from `on_train_begin`",
+    covers=["epochs with an uneven last accumulation group", "accumulation 3", "uneven last batch"],
+)
+@pytest.mark.parametrize(("rows", "batch", "accumulation", "epochs"), SPLITS)
+def test_step_events_once_per_update_substeps_between(
+    tmp_path: Any, rows: int, batch: int, accumulation: int, epochs: int
+) -> None:
+    events = Events()
+    run = trainer(
+        tmp_path,
+        [events],
+        rows=rows,
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=epochs,
+    )
+    run.train()
+    per_epoch = math.ceil(rows / batch)
+    micro_batches = per_epoch * epochs
+    updates = run.state.global_step
+    assert updates == math.ceil(per_epoch / accumulation) * epochs  # the uneven last group still steps
+    assert events.count("on_step_begin") == events.count("on_step_end") == events.count("on_optimizer_step") == updates
+    assert events.count("on_substep_end") == micro_batches - updates
+    assert events.max_steps_at_begin == updates
+
+
+class _SavedFolder(TrainerCallback):
+    def __init__(self) -> None:
+        self.found: list[set[str]] = []
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        self.found.append(set(os.listdir(folder)) if os.path.isdir(folder) else set())
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`on_save` after the checkpoint is written",
+    covers=["save by steps", "save by epochs", "save_total_limit=1 (rotation)", "accumulation 2"],
+)
+@pytest.mark.parametrize(
+    "how", [{"save_strategy": "steps", "save_steps": 2}, {"save_strategy": "epoch", "save_total_limit": 1}]
+)
+def test_on_save_sees_the_written_checkpoint(tmp_path: Any, how: dict[str, Any]) -> None:
+    probe = _SavedFolder()
+    trainer(tmp_path, [probe], rows=12, gradient_accumulation_steps=2, num_train_epochs=2, **how).train()
+    assert probe.found and all({"trainer_state.json", "model.safetensors"} <= files for files in probe.found), (
+        probe.found
+    )
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="`on_log` before `on_evaluate`",
+    covers=["evaluation by steps", "evaluation by epochs", "logging off", "accumulation 2"],
+)
+@pytest.mark.parametrize(
+    "how",
+    [
+        {"eval_strategy": "steps", "eval_steps": 2, "logging_strategy": "steps", "logging_steps": 1},
+        {"eval_strategy": "epoch", "logging_strategy": "no"},
+    ],
+)
+def test_on_log_comes_before_on_evaluate(tmp_path: Any, how: dict[str, Any]) -> None:
+    from tiny_training import toy_dataset
+
+    events = Events()
+    trainer(
+        tmp_path,
+        [events],
+        rows=12,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        eval_dataset=toy_dataset(4),
+        **how,
+    ).train()
+    names = events.names()
+    evaluations = [index for index, name in enumerate(names) if name == "on_evaluate"]
+    assert evaluations
+    for index in evaluations:
+        assert names[index - 1] == "on_log", names[index - 3 : index + 1]
+
+
+class _Keys(TrainerCallback):
+    def __init__(self) -> None:
+        self.logs: list[dict[str, Any]] = []
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        self.logs.append(dict(logs))
+
+
+class _LateKeys(_Keys):
+    pass
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="to log a value everywhere, override `Trainer.log`.",
+    covers=[
+        "training, evaluation and final logs",
+        "a callback before and after",
+        "accumulation 3",
+        "uneven last accumulation group",
+    ],
+)
+def test_a_value_logged_by_overriding_log_reaches_everything(tmp_path: Any) -> None:
+    from tiny_training import toy_dataset
+    from transformers import Trainer
+
+    class Everywhere(Trainer):
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            logs["from_log"] = 1.0
+            super().log(logs, start_time)
+
+    early, late = _Keys(), _LateKeys()
+    run = trainer(
+        tmp_path,
+        [early, late],
+        rows=14,
+        trainer_class=Everywhere,
+        gradient_accumulation_steps=3,
+        logging_strategy="steps",
+        logging_steps=1,
+        eval_strategy="steps",
+        eval_steps=2,
+        eval_dataset=toy_dataset(4),
+    )
+    run.train()
+    kinds = {"eval_loss" in logs for logs in early.logs}
+    assert kinds == {True, False} and any("train_runtime" in logs for logs in early.logs)
+    assert all("from_log" in logs for logs in early.logs + late.logs)
+    assert all("from_log" in entry for entry in run.state.log_history)
+
+
+class _Acts(TrainerCallback):
+    """Reads metrics at on_evaluate and logs at on_log, and adds a file to every checkpoint at on_save."""
+
+    def __init__(self) -> None:
+        self.metrics: list[dict[str, float]] = []
+        self.logs: list[dict[str, float]] = []
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, metrics: Any = None, **kwargs: Any) -> None:
+        self.metrics.append(dict(metrics))
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        self.logs.append(dict(logs))
+
+    def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        with open(os.path.join(folder, "note.txt"), "w") as note:
+            note.write(str(state.global_step))
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="Recap",
+    text="read `metrics` at `on_evaluate` and `logs` at `on_log`, and can add files to a checkpoint at `on_save`",
+    covers=[
+        "accumulation 2",
+        "save_total_limit=2 (rotation keeps the file with its checkpoint)",
+        "2 epochs",
+        "a resume from the checkpoint",
+    ],
+)
+def test_callbacks_read_metrics_and_logs_and_add_files(tmp_path: Any) -> None:
+    from tiny_training import toy_dataset
+
+    acts = _Acts()
+    settings = dict(
+        rows=12,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="steps",
+        eval_steps=2,
+        logging_strategy="steps",
+        logging_steps=1,
+        save_strategy="steps",
+        save_steps=2,
+        save_total_limit=2,
+    )
+    trainer(tmp_path, [acts], **settings).train()
+    assert acts.metrics and all("eval_loss" in metrics for metrics in acts.metrics)
+    assert any("loss" in logs for logs in acts.logs)
+    kept = sorted(name for name in os.listdir(tmp_path) if name.startswith("checkpoint-"))
+    assert len(kept) == 2 and all(os.path.isfile(tmp_path / name / "note.txt") for name in kept)
+    again = trainer(tmp_path, [_Acts()], **settings)
+    again.train(resume_from_checkpoint=str(tmp_path / kept[0]))
+    assert again.state.global_step == 6

@@ -1,0 +1,227 @@
+"""Lesson 14's rules (hyperparameter search), tried beyond the lesson's run: TinyModel (a forward without
+**kwargs), accumulation 2 with an uneven last micro-batch, evaluation by epochs and by steps, 3 trials."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import optuna
+import pytest
+from rule_training import trainer
+from tiny_training import TinyModel, toy_dataset
+from transformers import TrainerCallback
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+RATES = [1e-3, 3e-3, 1e-2]
+
+
+def _space(trial: Any) -> dict[str, Any]:
+    return {"learning_rate": trial.suggest_categorical("learning_rate", RATES)}
+
+
+class _Seen(TrainerCallback):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.rates: list[float] = []
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.ids.add(id(self))
+        self.rates.append(args.learning_rate)
+
+
+def _search(
+    tmp_path: Any, strategy: dict[str, Any], seen: _Seen | None = None, seed: int = 0
+) -> tuple[Any, list[tuple[int, float]], Any]:
+    recorded: list[tuple[int, float]] = []
+    run = trainer(
+        tmp_path,
+        [seen] if seen else None,
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        eval_dataset=toy_dataset(6),
+        **strategy,
+    )
+
+    def objective(metrics: dict[str, float]) -> float:
+        value = run.args.learning_rate * 1000 - metrics["epoch"]  # falls with every evaluation of a trial
+        recorded.append((len(recorded), value))
+        return value
+
+    best = run.hyperparameter_search(
+        hp_space=_space,
+        compute_objective=objective,
+        n_trials=3,
+        direction="maximize",
+        backend="optuna",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+    )
+    return best, recorded, run
+
+
+STRATEGIES = [{"eval_strategy": "epoch", "save_strategy": "epoch"}, {"eval_strategy": "steps", "eval_steps": 2}]
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="A trial's value is its **last** evaluation's objective.",
+    covers=[
+        "evaluation by epochs and by steps",
+        "an objective that falls at every evaluation",
+        "accumulation 2",
+        "uneven last micro-batch",
+        "3 trials",
+    ],
+)
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="they are the same objects in every trial, and `trainer.args` ends with the last trial's values.",
+    covers=["3 trials", "evaluation by epochs and by steps"],
+)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_last_evaluation_counts_and_callbacks_are_shared(tmp_path: Any, strategy: dict[str, Any]) -> None:
+    seen = _Seen()
+    best, recorded, run = _search(tmp_path, strategy, seen)
+    per_trial = len(recorded) // 3
+    lasts = [recorded[(index + 1) * per_trial - 1][1] for index in range(3)]
+    firsts = [recorded[index * per_trial][1] for index in range(3)]
+    assert per_trial >= 2 and best.objective == max(lasts) and best.objective < max(firsts)
+    assert len(seen.ids) == 1 and len(seen.rates) == 3
+    assert run.args.learning_rate == seen.rates[-1]
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="5. Pruning",
+    text="with `seed=` in the arguments and a seeded sampler, a search repeats exactly on the CPU.",
+    covers=["TinyModel", "accumulation 2", "uneven last micro-batch", "TPE sampler", "a second search"],
+)
+def test_a_seeded_search_repeats(tmp_path: Any) -> None:
+    first, recorded_first, _ = _search(tmp_path / "a", STRATEGIES[0])
+    second, recorded_second, _ = _search(tmp_path / "b", STRATEGIES[0])
+    assert first.hyperparameters == second.hyperparameters and recorded_first == recorded_second
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="Each trial saves under `run-<number>/`",
+    covers=["3 trials", "saving by epochs", "accumulation 2"],
+)
+def test_each_trial_saves_under_its_run_folder(tmp_path: Any) -> None:
+    _search(tmp_path, STRATEGIES[0])
+    runs = sorted(name for name in os.listdir(tmp_path) if name.startswith("run-"))
+    assert runs == ["run-0", "run-1", "run-2"]
+    assert all(any(n.startswith("checkpoint-") for n in os.listdir(tmp_path / name)) for name in runs)
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="`hyperparameter_search` needs `model_init` (a fresh model per trial)",
+    covers=["a Trainer built with model=", "TinyModel"],
+)
+def test_search_needs_model_init(tmp_path: Any) -> None:
+    run = trainer(tmp_path, rows=8)
+    with pytest.raises(RuntimeError, match="model_init"):
+        run.hyperparameter_search(hp_space=_space, n_trials=1, backend="optuna")
+
+
+class _State(TrainerCallback):
+    def __init__(self) -> None:
+        self.seen: list[tuple[bool, Any, Any]] = []
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seen.append((state.is_hyper_param_search, state.trial_params, state.trial_name))
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="Callbacks see `is_hyper_param_search` and `trial_params` (`trial_name` with `hp_name`)",
+    covers=[
+        "with and without hp_name",
+        "every step, not only the first",
+        "a plain train() (no search)",
+        "accumulation 2",
+    ],
+)
+@pytest.mark.parametrize("named", [True, False])
+def test_callbacks_see_the_trial(tmp_path: Any, named: bool) -> None:
+    probe = _State()
+    run = trainer(
+        tmp_path,
+        [probe],
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="epoch",
+    )
+    extra = {"hp_name": lambda trial: f"lr-{trial.number}"} if named else {}
+    run.hyperparameter_search(
+        hp_space=_space,
+        n_trials=2,
+        backend="optuna",
+        compute_objective=lambda m: 0.0,
+        sampler=optuna.samplers.TPESampler(seed=0),
+        **extra,
+    )
+    assert probe.seen and all(searching for searching, _, _ in probe.seen)
+    assert all(set(params) == {"learning_rate"} for _, params, _ in probe.seen)
+    names = {name for _, _, name in probe.seen}
+    assert names == ({"lr-0", "lr-1"} if named else {None})
+    probe.seen.clear()
+    trainer(tmp_path / "plain", [probe], rows=8).train()
+    assert probe.seen and not any(searching for searching, _, _ in probe.seen)
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="`hp_space(trial)` returns `TrainingArguments` values; `model_init(trial)` may choose the architecture.",
+    covers=[
+        "a model width chosen in model_init(trial)",
+        "the learning rate in hp_space",
+        "3 trials",
+        "accumulation 2",
+        "the width lands in best.hyperparameters",
+    ],
+)
+def test_model_init_may_choose_the_architecture(tmp_path: Any) -> None:
+    from torch import nn
+
+    built: list[int] = []
+
+    class Wide(nn.Module):
+        def __init__(self, width: int) -> None:
+            super().__init__()
+            self.body, self.head = nn.Linear(4, width), nn.Linear(width, 2)
+
+        def forward(self, x: Any, labels: Any = None) -> dict[str, Any]:
+            logits = self.head(self.body(x).relu())
+            loss = nn.functional.cross_entropy(logits, labels) if labels is not None else None
+            return {"logits": logits, **({"loss": loss} if loss is not None else {})}
+
+    def model_init(trial: Any = None) -> nn.Module:
+        width = trial.suggest_categorical("width", [3, 5, 7]) if trial is not None else 3
+        built.append(width)
+        return Wide(width)
+
+    run = trainer(
+        tmp_path,
+        model_init=model_init,
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_dataset=toy_dataset(4),
+        eval_strategy="epoch",
+    )
+    best = run.hyperparameter_search(
+        hp_space=_space, n_trials=3, backend="optuna", direction="minimize", sampler=optuna.samplers.TPESampler(seed=0)
+    )
+    assert set(best.hyperparameters) == {"learning_rate", "width"}
+    assert best.hyperparameters["width"] in built[1:] and len(built) == 4  # one at construction, one per trial
