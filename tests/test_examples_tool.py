@@ -73,3 +73,26 @@ def test_the_result_line_shape_ignores_numbers_only() -> None:
     assert examples.line_shape("accuracy 0.705 at epoch 2") == examples.line_shape("accuracy 0.5 at epoch 0.125")
     assert examples.line_shape("loss 1.2e-05") == "loss #"
     assert examples.line_shape("accuracy 0.7") != examples.line_shape("F1 0.7")
+
+
+def test_the_pattern_heading_links_the_script_once() -> None:
+    import nbformat
+
+    from tools.notebook_format import SCRIPT_PREFIX, _write_script_links
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("## The pattern: toy\nProse."),
+        nbformat.v4.new_code_cell(ARGS + TRAINER, metadata={"tags": ["pattern"]}),
+    ]
+    _write_script_links(nb, "99_toy.ipynb")
+    once = nb.cells[0].source
+    _write_script_links(nb, "99_toy.ipynb")
+    assert (
+        nb.cells[0].source
+        == once
+        == (f"## The pattern: toy\n{SCRIPT_PREFIX} [`examples/99_toy.py`](../examples/99_toy.py)\n\nProse.")
+    )
+    nb.cells[1].metadata["tags"] = []
+    _write_script_links(nb, "99_toy.ipynb")
+    assert nb.cells[0].source == "## The pattern: toy\nProse."
