@@ -35,21 +35,16 @@ ON_GPU = torch.cuda.is_available()
 model = load_model(num_layers=6 if ON_GPU else 2)  # a CPU keeps 2 of the 6 layers
 tokenizer = load_tokenizer()  # your project: AutoTokenizer.from_pretrained(name)
 reviews = load_reviews()  # your project: datasets.load_dataset(name)
-sizes = {"train": 512 if ON_GPU else 64, "validation": 16}
-max_length = 64 if ON_GPU else 32  # tokens kept per review
 
 
 def tokenize(batch):
-    return tokenizer(batch["text"], truncation=True, max_length=max_length)
+    return tokenizer(batch["text"], truncation=True, max_length=64 if ON_GPU else 32)
 
 
-data = {  # a seeded sample of each split, tokenized
-    split: reviews[split]
-    .shuffle(seed=0)
-    .select(range(size))
-    .map(tokenize, batched=True, remove_columns=["text", "movie"])
-    for split, size in sizes.items()
-}
+data = {}  # a seeded sample of each split, tokenized
+for split, size in {"train": 512 if ON_GPU else 64, "validation": 16}.items():
+    sample = reviews[split].shuffle(seed=0).select(range(size))
+    data[split] = sample.map(tokenize, batched=True, remove_columns=["text", "movie"])
 collator = DataCollatorWithPadding(tokenizer)
 
 
@@ -87,5 +82,4 @@ trainer = Trainer(
 )
 trainer.add_callback(ShowPlan())
 train_result = trainer.train()
-loss = train_result.training_loss
-print(f"{train_result.global_step} updates, training loss {loss:.3f}")
+print(f"{train_result.global_step} updates, loss {train_result.training_loss:.3f}")

@@ -43,13 +43,10 @@ def tokenize(batch):
     return tokenizer(batch["text"], truncation=True, max_length=max_length)
 
 
-data = {  # a seeded sample of each split, tokenized
-    split: reviews[split]
-    .shuffle(seed=0)
-    .select(range(size))
-    .map(tokenize, batched=True, remove_columns=["text", "movie"])
-    for split, size in sizes.items()
-}
+data = {}
+for split, size in sizes.items():  # a seeded sample of each split, tokenized
+    sample = reviews[split].shuffle(seed=0).select(range(size))
+    data[split] = sample.map(tokenize, batched=True, remove_columns=["text", "movie"])
 collator = DataCollatorWithPadding(tokenizer)
 
 
