@@ -23,6 +23,13 @@ from tools import examples
 ROOT = examples.ROOT
 LOADER_FILES = ("__init__.py", "models.py", "data.py")  # helpers' offline loaders and run_dir, nothing else
 SHORT = ["--max_steps", "2"]
+GUARD = ROOT / "tools" / "network_guard"
+SITECUSTOMIZE = """import runpy
+import sys
+
+runpy.run_path("{guard}")
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+"""
 PLAN_RE = re.compile(r"^global batch (\d+) = (\d+) per device x (\d+) accumulation x 1 processes; 2 optimizer steps")
 
 
@@ -45,10 +52,11 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (loaders / "helpers").mkdir()
     for name in LOADER_FILES:
         shutil.copy(ROOT / "helpers" / name, loaders / "helpers" / name)
+    # The checkout is installed editable (make venv): its import hook would find every `helpers` module. The
+    # process's sitecustomize runs the offline guard's own (tests/conftest.py) and then removes that hook.
+    (loaders / "sitecustomize.py").write_text(SITECUSTOMIZE.format(guard=GUARD / "sitecustomize.py"))
     env = dict(os.environ)
-    # the network guard stays first (tests/conftest.py); then the loaders, ahead of the editable install
-    guard = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p.endswith("network_guard")]
-    env["PYTHONPATH"] = os.pathsep.join([*guard, str(loaders)])
+    env["PYTHONPATH"] = os.pathsep.join([str(loaders), str(GUARD)])
     env["COURSE_DATA_CACHE"] = str(ROOT / "data" / "cache")  # reuse the reviews split the notebooks cached
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
