@@ -156,7 +156,11 @@ def test_the_script_runs_outside_the_course(
     assert script.is_file(), f"examples/{name} is missing: tag the pattern's cells, run `python -m tools.examples`"
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     expected = examples.result_line(nb, examples.tagged_cells(nb, notebook)[name])
-    assert expected, f"{notebook.name}: the last pattern cell printed no result line"
+    # A participant copy clears the outputs (tools/participant_copies.py): there the script runs and prints its
+    # plan, and its result line is compared where a notebook carries its run (test_notebook_outputs holds the
+    # course's notebooks to that).
+    executed = any(cell.get("outputs") for cell in nb["cells"] if cell["cell_type"] == "code")
+    assert expected or not executed, f"{notebook.name}: the last pattern cell printed no result line"
     fresh = name == SCRIPTS[0][1]
     returncode, stdout, stderr = _run(script, tmp_path, None if fresh else launcher, outside)
     assert returncode == 0, f"examples/{name} failed:\n{stderr[-3000:]}"
@@ -165,6 +169,6 @@ def test_the_script_runs_outside_the_course(
     assert plans, f"examples/{name} printed no `global batch ...; 2 optimizer steps planned` line:\n{stdout}"
     batch, per_device, accumulation = map(int, PLAN_RE.match(plans[0]).groups())
     assert batch == per_device * accumulation
-    assert examples.line_shape(lines[-1]) == examples.line_shape(expected), (
+    assert not executed or examples.line_shape(lines[-1]) == examples.line_shape(expected), (
         f"examples/{name} ended with {lines[-1]!r}; the notebook's result line is {expected!r}"
     )
