@@ -12,7 +12,7 @@ OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins -
 # One torch thread a process (helpers/pins.py THREAD_ENV), so that processes beside each other do not fight over cores.
 THREADS = $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --threads)
 
-.PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
+.PHONY: datasheet venv lab test unit lint format notebooks execute export examples bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 
 help:
 	@echo "make lab      - create .venv if missing (Python 3.11; PYTHON=python3.11), install the pinned packages (torch: CPU build without an NVIDIA driver), open JupyterLab on notebooks/"
@@ -20,6 +20,7 @@ help:
 	@echo "make lint     - ruff check and ruff format --check (part of make test); make format fixes what it can"
 	@echo "make execute  - re-run notebooks top to bottom and save their outputs and measured run times (NB=...)"
 	@echo "make export   - save the lessons' #| export cells into helpers/lessons/ (make execute runs it too)"
+	@echo "make examples - write examples/NN_*.py, each lesson's pattern as a script, from the cells tagged pattern"
 	@echo "make bench    - benchmark padding, gradient monitoring and callback overhead (ratios, JSON); SUITE=1 also times make venv + make test from a fresh clone"
 	@echo "make participant-copies REPO=owner/name - the learners' copy without solutions or outputs, in ../name (next to this checkout), pointed at the learners' repository"
 	@echo "make set-repo REPO=owner/name - point every Colab badge and the set-up cell at your fork"
@@ -75,6 +76,10 @@ execute: venv
 
 export: venv
 	$(PY) -m tools.export_lessons
+
+# Each lesson's pattern as a script (docs/authoring.md, "The pattern"); tests/test_patterns.py checks they agree.
+examples: venv
+	$(PY) -m tools.examples
 
 bench: venv
 	$(OFFLINE) $(PY) -m tools.bench $(if $(SUITE),--suite)

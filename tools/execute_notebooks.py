@@ -48,9 +48,12 @@ def hardware_key() -> tuple[str, str]:
 
 def syllabus_table() -> str:
     """The README's syllabus: one row per lesson of the registry, with a solo learner's minutes
-    (``tools/reading_time.py``) and the measured run times."""
+    (``tools/reading_time.py``), the measured run times and the lesson's pattern as a script."""
     config = course_config()
-    rows = ["| lesson | title | learner time | CPU run | GPU run | Colab |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| lesson | title | learner time | CPU run | GPU run | Colab | script |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for entry in lessons():
         cpu, gpu = entry.seconds("cpu"), entry.seconds("gpu")
         cpu_text = f"{cpu:.0f} s" if cpu else "not measured"
@@ -58,9 +61,20 @@ def syllabus_table() -> str:
         solo = f"{reading_time.read_lesson(ROOT / 'notebooks' / entry.file).learner_minutes} min"
         rows.append(
             f"| [{entry.number}](notebooks/{entry.file}) | {entry.title} | {solo} | {cpu_text} | {gpu_text} | "
-            f"{colab_badge(entry.file, config)} |"
+            f"{colab_badge(entry.file, config)} | {script_cell(entry.file)} |"
         )
     return "\n".join(rows)
+
+
+def script_cell(notebook: str) -> str:
+    """The syllabus's link to a lesson's pattern as a script (examples/, tools/examples.py); "-" if none yet."""
+    import json
+
+    from tools.examples import tagged_cells
+
+    path = ROOT / "notebooks" / notebook
+    scripts = sorted(tagged_cells(json.loads(path.read_text(encoding="utf-8")), path))
+    return ", ".join(f"[{script}](examples/{script})" for script in scripts) or "-"
 
 
 def update_readme() -> None:

@@ -29,6 +29,8 @@ from tools.verdicts import write_verdicts  # noqa: E402
 
 WRAP = 108  # markdown prose is wrapped here; code lines stop at 88 (notebooks/ruff.toml)
 GOALS_HEADING = "## What you will learn"
+PATTERN_HEADING = "## The pattern"
+SCRIPT_PREFIX = "**Script:**"
 SETUP_MARKER = "# Set-up: the same cell opens every notebook."
 SYLLABUS_LINK = "[Syllabus](../README.md#syllabus)"
 NAV_RE = re.compile(
@@ -156,10 +158,33 @@ def goals_source(name: str) -> str:
     return f"{GOALS_HEADING}\n" + "\n".join(bullets) + "\n\n" + run_time_line(entry)
 
 
+def script_links(nb: nbformat.NotebookNode, name: str) -> str | None:
+    """The line under the pattern's heading that links the lesson's scripts (``examples/``, made from the
+    cells tagged ``pattern`` by :mod:`tools.examples`); None for a notebook without tagged cells."""
+    from tools.examples import tagged_cells
+
+    scripts = sorted(tagged_cells(nb, ROOT / "notebooks" / name))
+    if not scripts:
+        return None
+    return SCRIPT_PREFIX + " " + " · ".join(f"[`examples/{script}`](../examples/{script})" for script in scripts)
+
+
+def _write_script_links(nb: nbformat.NotebookNode, name: str) -> None:
+    """Put :func:`script_links` right under the pattern's heading (replacing the one written before)."""
+    cells = [cell for cell in nb.cells if cell.cell_type == "markdown" and cell.source.startswith(PATTERN_HEADING)]
+    if not cells:
+        return
+    heading, *body = [line for line in cells[0].source.splitlines() if not line.startswith(SCRIPT_PREFIX)]
+    while body and not body[0].strip():
+        body.pop(0)
+    links = script_links(nb, name)
+    cells[0].source = "\n".join([heading, *([links, ""] if links else []), *body])
+
+
 def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, str] | None = None) -> None:
     """Write the parts that come from the registry and the project settings: the title cell, the "What you
     will learn" cell (after the set-up cell), the set-up cell first among the code cells, and the closing
-    link line."""
+    link line; and under the pattern's heading, the link to its script (:func:`script_links`)."""
     config = config or course_config()
     if not nb.cells or nb.cells[0].cell_type != "markdown":
         raise ValueError(f"{name}: the first cell must be the markdown title")
@@ -186,6 +211,7 @@ def apply_shared_parts(nb: nbformat.NotebookNode, name: str, config: dict[str, s
         goals[0].source = goals_source(name)
     else:
         nb.cells.insert(where, nbformat.v4.new_markdown_cell(goals_source(name)))
+    _write_script_links(nb, name)
     for cell in nb.cells:  # the claim boxes' verdict lines, from the ladder's results and the pin
         if cell.cell_type == "markdown" and "<!-- verdict: " in cell.source:
             cell.source = write_verdicts(cell.source)

@@ -1,0 +1,98 @@
+"""tools/examples.py on made-up notebooks: the rewrite of the arguments call, the added callback, the errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import examples
+
+NOTEBOOK = Path("notebooks/99_toy.ipynb")
+
+
+def _nb(*sources: str, tags: str = "pattern") -> dict:
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# 99 · Toy lesson\n", "text"]}]
+    for source in sources:
+        cells.append({"cell_type": "code", "metadata": {"tags": [tags]}, "source": [source], "outputs": []})
+    return {"cells": cells}
+
+
+def _script(nb: dict) -> str:
+    return examples.generate_one(NOTEBOOK, nb)
+
+
+ARGS = 'args = TrainingArguments(\n    output_dir="out",  # keep me\n    max_steps=5,\n)\n'
+TRAINER = "trainer = Trainer(model=model, args=args)\ntrainer.train()\nprint('loss 0.5')\n"
+
+
+def test_the_arguments_become_parser_defaults_and_the_trainer_gets_the_plan() -> None:
+    text = _script(_nb("x = 1\n", ARGS + TRAINER))
+    assert "parser = HfArgumentParser(TrainingArguments)" in text
+    assert 'parser.set_defaults(\n    output_dir="out",  # keep me\n    max_steps=5,\n)\n' in text
+    assert "(args,) = parser.parse_args_into_dataclasses()" in text
+    assert "trainer = Trainer(model=model, args=args)\ntrainer.add_callback(ShowPlan())\n" in text
+    assert text.startswith('"""99 · Toy lesson: the pattern, as a script.')
+    assert "Generated from notebooks/99_toy.ipynb" in text
+    compile(text, "toy.py", "exec")
+
+
+def test_the_defaults_parse_and_the_command_line_wins() -> None:
+    from transformers import HfArgumentParser, TrainingArguments
+
+    parser = HfArgumentParser(TrainingArguments)
+    parser.set_defaults(output_dir="out", max_steps=5, learning_rate=3e-4)
+    (args,) = parser.parse_args_into_dataclasses(args=["--max_steps", "2"])
+    assert (args.output_dir, args.max_steps, args.learning_rate) == ("out", 2, 3e-4)
+
+
+@pytest.mark.parametrize(
+    ("sources", "message"),
+    [
+        (("args = TrainingArguments('out')\n" + TRAINER,), "keyword arguments only"),
+        (("args = TrainingArguments(**kw)\n" + TRAINER,), "keyword arguments only"),
+        ((TRAINER,), "exactly one"),
+        ((ARGS + ARGS + TRAINER,), "exactly one"),
+        ((ARGS + "def f():\n    return Trainer()\n",), "no top-level `trainer"),
+        (("%time x = 1\n", ARGS + TRAINER), "plain Python"),
+    ],
+)
+def test_a_pattern_the_script_cannot_take_is_refused(sources: tuple[str, ...], message: str) -> None:
+    with pytest.raises(examples.PatternError, match=message):
+        _script(_nb(*sources))
+
+
+def test_a_second_pattern_gets_its_own_script() -> None:
+    assert examples.script_name(NOTEBOOK, "pattern") == "99_toy.py"
+    assert examples.script_name(NOTEBOOK, "pattern:resume") == "99_resume.py"
+    with pytest.raises(examples.PatternError, match="lower case"):
+        examples.script_name(NOTEBOOK, "pattern:Bad Name")
+
+
+def test_the_result_line_shape_ignores_numbers_only() -> None:
+    assert examples.line_shape("accuracy 0.705 at epoch 2") == examples.line_shape("accuracy 0.5 at epoch 0.125")
+    assert examples.line_shape("loss 1.2e-05") == "loss #"
+    assert examples.line_shape("accuracy 0.7") != examples.line_shape("F1 0.7")
+
+
+def test_the_pattern_heading_links_the_script_once() -> None:
+    import nbformat
+
+    from tools.notebook_format import SCRIPT_PREFIX, _write_script_links
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("## The pattern: toy\nProse."),
+        nbformat.v4.new_code_cell(ARGS + TRAINER, metadata={"tags": ["pattern"]}),
+    ]
+    _write_script_links(nb, "99_toy.ipynb")
+    once = nb.cells[0].source
+    _write_script_links(nb, "99_toy.ipynb")
+    assert (
+        nb.cells[0].source
+        == once
+        == (f"## The pattern: toy\n{SCRIPT_PREFIX} [`examples/99_toy.py`](../examples/99_toy.py)\n\nProse.")
+    )
+    nb.cells[1].metadata["tags"] = []
+    _write_script_links(nb, "99_toy.ipynb")
+    assert nb.cells[0].source == "## The pattern: toy\nProse."

@@ -1,0 +1,272 @@
+"""The lessons' patterns as scripts: ``examples/<stem>.py`` generated from each notebook's tagged cells.
+
+A lesson marks the code cells of its pattern with the cell tag ``pattern`` (script ``examples/<notebook
+stem>.py``); a second pattern uses ``pattern:<name>`` (script ``examples/NN_<name>.py``). The script is the
+tagged cells in order, under a short header, with two changes that make it a Hugging Face style example:
+
+- the pattern's one ``args = TrainingArguments(kw=value, ...)`` (or a TRL ``...Config(...)``) becomes an
+  ``HfArgumentParser`` over that class whose defaults are the notebook's keyword values, so every field can be
+  set from the command line (``--output_dir``, ``--max_steps``, ``--per_device_train_batch_size``, ...);
+- after each top-level ``trainer = ...Trainer(...)`` the script adds a callback, ``ShowPlan``, that prints the
+  global batch (per device x accumulation x processes) and the planned optimizer steps when training starts.
+
+``python -m tools.examples`` writes the scripts; ``python -m tools.examples --check`` writes nothing and fails
+when a script differs from its notebook (or no notebook makes it). docs/authoring.md, "The pattern", says the
+rules a pattern follows; tests/test_patterns.py and tests/test_examples.py check them.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+EXAMPLES = ROOT / "examples"
+TAG = "pattern"
+TAG_NAME_RE = re.compile(r"^[a-z0-9_]+$")
+ARGUMENT_CLASS_RE = re.compile(r"(Arguments|Config)$")
+NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+SHOW_PLAN = '''from transformers import HfArgumentParser, TrainerCallback
+
+
+class ShowPlan(TrainerCallback):
+    """Prints the global batch and the planned optimizer steps when training starts."""
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            per_device = args.per_device_train_batch_size
+            accumulation = args.gradient_accumulation_steps
+            batch = per_device * accumulation * args.world_size
+            print(
+                f"global batch {batch} = {per_device} per device x {accumulation} "
+                f"accumulation x {args.world_size} processes; "
+                f"{state.max_steps} optimizer steps planned"
+            )
+'''
+
+
+class PatternError(ValueError):
+    """A notebook's tagged cells cannot be turned into a script; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One tagged code cell: its index in the notebook and its source."""
+
+    index: int
+    source: str
+
+
+def pattern_tags(cell: dict) -> list[str]:
+    """The ``pattern`` / ``pattern:<name>`` tags of a notebook cell."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return [tag for tag in tags if tag == TAG or tag.startswith(TAG + ":")]
+
+
+def script_name(notebook: Path, tag: str) -> str:
+    """``07_custom_loss.py`` for the tag ``pattern``, ``07_<name>.py`` for ``pattern:<name>``."""
+    if tag == TAG:
+        return f"{notebook.stem}.py"
+    name = tag.split(":", 1)[1]
+    if not TAG_NAME_RE.match(name):
+        raise PatternError(f"{notebook.name}: tag {tag!r}: a pattern's name is lower case letters, digits and _.")
+    return f"{notebook.stem[:2]}_{name}.py"
+
+
+def read_notebook(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def tagged_cells(nb: dict, notebook: Path) -> dict[str, list[Cell]]:
+    """Script file name -> the code cells tagged for it, in notebook order."""
+    scripts: dict[str, list[Cell]] = {}
+    for index, cell in enumerate(nb["cells"]):
+        for tag in pattern_tags(cell):
+            if cell["cell_type"] != "code":
+                raise PatternError(f"{notebook.name} cell {index}: tag {tag!r} is on a markdown cell; tag code cells.")
+            scripts.setdefault(script_name(notebook, tag), []).append(Cell(index, "".join(cell["source"])))
+    return scripts
+
+
+def lesson_title(nb: dict) -> str:
+    """``03 · Learning-rate schedules``, from the title cell ``# NN · Title``."""
+    first = "".join(nb["cells"][0]["source"]).splitlines()[0]
+    return first.removeprefix("# ").strip()
+
+
+def _name_of(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _top_level_call(statement: ast.stmt, name_re: re.Pattern[str]) -> tuple[str, ast.Call] | None:
+    """``(target, call)`` when ``statement`` is ``target = Something(...)`` with a matching class name."""
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+        return None
+    target, value = statement.targets[0], statement.value
+    if isinstance(target, ast.Name) and isinstance(value, ast.Call) and name_re.search(_name_of(value.func)):
+        return target.id, value
+    return None
+
+
+def _rewrite_arguments(lines: list[str], statement: ast.Assign, call: ast.Call, where: str) -> list[str]:
+    """The lines of ``args = TrainingArguments(kw=v, ...)`` as an HfArgumentParser with those defaults."""
+    cls = ast.unparse(call.func)
+    if call.args or any(keyword.arg is None for keyword in call.keywords):
+        raise PatternError(
+            f"{where}: `{cls}(...)` takes keyword arguments only in a pattern (no positional argument, no "
+            "**kwargs), so that the script can turn each into a command-line default: write output_dir=..."
+        )
+    target = statement.targets[0].id  # type: ignore[attr-defined]
+    first = lines[statement.lineno - 1]
+    indent = first[: statement.col_offset]
+    head = first[: statement.col_offset] + "parser.set_defaults" + first[call.func.end_col_offset :]
+    if call.func.end_lineno != statement.lineno:
+        raise PatternError(f"{where}: write `{target} = {cls}(` on one line.")
+    body = [head, *lines[statement.lineno : statement.end_lineno]]
+    return [
+        f"{indent}parser = HfArgumentParser({cls})  # each field is a command-line flag",
+        *body,
+        f"{indent}({target},) = parser.parse_args_into_dataclasses()",
+    ]
+
+
+def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str:
+    """The generated script for the cells tagged for ``name``."""
+    relative = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else notebook
+    out = [
+        f'"""{lesson_title(nb)}: the pattern, as a script.',
+        "",
+        f"Generated from {relative.as_posix()} by `python -m tools.examples`; do not edit.",
+        f"Run: python {name} [--output_dir DIR] [--max_steps N] [any other TrainingArguments flag]",
+        '"""',
+        "",
+        SHOW_PLAN,
+        "",
+    ]
+    arguments = trainers = 0
+    for cell in cells:
+        where = f"{notebook.name} cell {cell.index}"
+        lines = cell.source.splitlines()
+        magic = [line for line in lines if line.lstrip().startswith(("%", "!"))]
+        if magic:
+            raise PatternError(f"{where}: a pattern cell is plain Python; remove {magic[0].strip()!r}.")
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError as error:
+            raise PatternError(f"{where}: not valid Python ({error.msg}, line {error.lineno}).") from error
+        edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, replacement), 1-based
+        for statement in tree.body:
+            found = _top_level_call(statement, ARGUMENT_CLASS_RE)
+            if found:
+                arguments += 1
+                replaced = _rewrite_arguments(lines, statement, found[1], where)  # type: ignore[arg-type]
+                edits.append((statement.lineno, statement.end_lineno or statement.lineno, replaced))
+                continue
+            found = _top_level_call(statement, re.compile(r"Trainer$"))
+            if found:
+                trainers += 1
+                end = statement.end_lineno or statement.lineno
+                kept = lines[statement.lineno - 1 : end]
+                edits.append((statement.lineno, end, [*kept, f"{found[0]}.add_callback(ShowPlan())"]))
+        for first, last, replacement in reversed(edits):
+            lines[first - 1 : last] = replacement
+        out.append(f"# %% {where}")
+        out.extend(lines)
+        out.extend(["", ""])
+    if arguments != 1:
+        raise PatternError(
+            f"{notebook.name} ({name}): the tagged cells must build their arguments in exactly one top-level "
+            f"`args = TrainingArguments(...)` (or TRL `...Config(...)`) call; found {arguments}."
+        )
+    if not trainers:
+        raise PatternError(
+            f"{notebook.name} ({name}): no top-level `trainer = ...Trainer(...)` in the tagged cells; build the "
+            "Trainer at the top level of a tagged cell so the script can print the global batch and steps."
+        )
+    return "\n".join(out).rstrip() + "\n"
+
+
+def generate(notebooks: list[Path]) -> dict[str, str]:
+    """Script file name -> its source, for every tagged pattern of ``notebooks``."""
+    scripts: dict[str, str] = {}
+    for notebook in notebooks:
+        nb = read_notebook(notebook)
+        for name, cells in tagged_cells(nb, notebook).items():
+            if name in scripts:
+                raise PatternError(f"{notebook.name}: two patterns write examples/{name}; rename one tag.")
+            scripts[name] = script_source(notebook, nb, name, cells)
+    return scripts
+
+
+def generate_one(notebook: Path, nb: dict, name: str | None = None) -> str:
+    """The script of one pattern of an already read notebook (its main pattern unless ``name`` is given)."""
+    scripts = tagged_cells(nb, notebook)
+    name = name or f"{notebook.stem}.py"
+    if name not in scripts:
+        raise PatternError(f"{notebook.name}: no cells are tagged for examples/{name}.")
+    return script_source(notebook, nb, name, scripts[name])
+
+
+def result_line(nb: dict, cells: list[Cell]) -> str | None:
+    """The last line the last tagged cell printed in the committed notebook (its result line)."""
+    outputs = nb["cells"][cells[-1].index].get("outputs", [])
+    text = "".join("".join(o["text"]) for o in outputs if o.get("output_type") == "stream" and o["name"] == "stdout")
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else None
+
+
+def line_shape(line: str) -> str:
+    """A result line with every number replaced by ``#``: two runs of different length print the same shape."""
+    return NUMBER_RE.sub("#", line.strip())
+
+
+def all_notebooks() -> list[Path]:
+    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    try:
+        scripts = generate(all_notebooks())
+    except PatternError as error:
+        print(f"tools.examples: {error}", file=sys.stderr)
+        return 1
+    existing = {path.name for path in EXAMPLES.glob("*.py")} if EXAMPLES.is_dir() else set()
+    stale = sorted(
+        name
+        for name, text in scripts.items()
+        if not (EXAMPLES / name).is_file() or (EXAMPLES / name).read_text(encoding="utf-8") != text
+    )
+    orphans = sorted(existing - set(scripts))
+    if check:
+        for name in stale:
+            print(f"examples/{name} differs from its notebook's tagged cells", file=sys.stderr)
+        for name in orphans:
+            print(f"examples/{name}: no notebook's tagged cells make it", file=sys.stderr)
+        if stale or orphans:
+            print("Run `python -m tools.examples` and commit examples/.", file=sys.stderr)
+            return 1
+        print(f"examples/: {len(scripts)} scripts agree with their notebooks")
+        return 0
+    EXAMPLES.mkdir(exist_ok=True)
+    for name in stale:
+        (EXAMPLES / name).write_text(scripts[name], encoding="utf-8")
+        print(f"wrote examples/{name}")
+    for name in orphans:
+        (EXAMPLES / name).unlink()
+        print(f"removed examples/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
