@@ -26,7 +26,9 @@ class Tiny(torch.nn.Module):
 
 def data(n: int = 20) -> Dataset:
     rng = np.random.default_rng(0)
-    return Dataset.from_dict({"x": rng.normal(size=(n, 3)).astype("float32").tolist(), "labels": [i % 2 for i in range(n)]})
+    return Dataset.from_dict(
+        {"x": rng.normal(size=(n, 3)).astype("float32").tolist(), "labels": [i % 2 for i in range(n)]}
+    )
 
 
 def test_evaluate_with_calls_fn_once_with_all_rows(capsys):
