@@ -2,8 +2,8 @@
 
 Shared by lesson 09, lesson 08 (``helpers.lessons.lesson_08``) and ``tools/bench.py``. What the lesson teaches
 (which switch to flip, and why) stays in the notebook, which writes its ``TrainingArguments`` and ``Trainer`` out
-with lesson 09's ``MEASUREMENT_SETTINGS`` (the bench builds the same Trainers through lesson 01's
-``make_trainer``); this module only measures, the same way everywhere:
+with :data:`MEASUREMENT_SETTINGS` (defined here, re-exported by lesson 09; the bench builds the same Trainers
+through lesson 01's ``make_trainer``); this module only measures, the same way everywhere:
 
 * :func:`timed_train` times each optimizer step of a real ``Trainer`` run with :class:`StepTimer`
   (CPU seconds on a CPU, which stay steady when other programs share the machine; wall seconds on a GPU).
@@ -29,6 +29,18 @@ from typing import Any
 from transformers import TrainerCallback
 
 from helpers.data import padding_stats
+
+#: The ``TrainingArguments`` that lesson 09's measured Trainers and ``tools/bench.py`` share: one epoch, no saving
+#: or logging, seed 0, fp32 unless a comparison switches precision.
+MEASUREMENT_SETTINGS: dict[str, Any] = dict(
+    num_train_epochs=1,
+    learning_rate=1e-4,
+    save_strategy="no",
+    logging_strategy="no",
+    seed=0,
+    bf16=False,  # fp32 unless a comparison switches precision
+    fp16=False,
+)
 
 
 class PerformanceError(ValueError):

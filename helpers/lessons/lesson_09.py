@@ -8,12 +8,6 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
-MEASUREMENT_SETTINGS = dict(
-    num_train_epochs=1,
-    learning_rate=1e-4,
-    save_strategy="no",
-    logging_strategy="no",
-    seed=0,
-    bf16=False,  # fp32 unless a comparison switches precision
-    fp16=False,
-)
+from helpers.performance import MEASUREMENT_SETTINGS
+
+__all__ = ["MEASUREMENT_SETTINGS"]
