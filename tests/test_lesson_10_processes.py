@@ -379,6 +379,12 @@ def _near(value: float, expected: float) -> bool:
     return abs(value / expected - 1) < TOLERANCE
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="Every process runs every callback: guard files and prints with `state.is_world_process_zero`",
+    covers=["2 processes", "2 nodes of 2 processes (test_two_nodes_...)", "only process zero saves the model"],
+)
 def test_every_process_fires_every_callback_and_one_process_saves_the_model(runs: dict[str, Any]) -> None:
     ranks = _reports(runs, "two", "stock_no_kwargs")
     assert [r["rank"] for r in ranks] == [0, 1] and ranks[0]["seen"] == ranks[1]["seen"]
@@ -392,6 +398,12 @@ def test_every_process_fires_every_callback_and_one_process_saves_the_model(runs
     assert saved.count("model.safetensors") == 1 and {"rng_state_0.pth", "rng_state_1.pth"} <= set(saved)
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="`trainer.evaluate()` before `trainer.train()` leaves the processes training apart",
+    covers=["2 processes, the stock model", "eval_on_start=True instead (the pattern's run)"],
+)
 def test_evaluate_before_train_leaves_the_model_without_ddp(runs: dict[str, Any]) -> None:
     def norms(report: dict[str, Any]) -> list[float]:
         return [round(e["grad_norm"], 4) for e in report["log_history"] if "grad_norm" in e]

@@ -1,0 +1,226 @@
+"""Lesson 18's rules, tried where a learner uses them: another task's token boundary, the cache on and off with and
+without an ``attention_mask`` beside ``position_ids``, and a task the tiny model can learn against one it cannot."""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+import pytest
+import torch
+from datasets import Dataset
+
+from helpers.language_model import exact_match, max_digit_dataset, tiny_llama, train_tokenizer
+from helpers.lessons.lesson_18 import CompletionOnlyCollator
+
+
+def addition_rows(count: int, seed: int, space: bool) -> list[dict[str, str]]:
+    """``"6+9="`` -> ``"15"`` (``space``: ``"add 6 9 ="`` -> ``" 15"``): two numbers of 1 or 2 digits."""
+    draw = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        a, b = draw.randint(0, 99), draw.randint(0, 99)
+        if space:
+            rows.append({"prompt": f"add {a} {b} =", "completion": f" {a + b}"})
+        else:
+            rows.append({"prompt": f"{a}+{b}=", "completion": f"{a + b}"})
+    return rows
+
+
+def reversal_rows(count: int, seed: int) -> list[dict[str, str]]:
+    """``"rev b x k ="`` -> ``" k x b"``: three letters, reversed."""
+    draw = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        letters = [draw.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(3)]
+        rows.append({"prompt": "rev " + " ".join(letters) + " =", "completion": " " + " ".join(letters[::-1])})
+    return rows
+
+
+class _Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _both_collators(rows: list[dict[str, str]], tmp_path: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The lesson's collator and SFTTrainer's on the same 4 rows; what TRL warned."""
+    from trl import SFTConfig, SFTTrainer
+
+    tokenizer = train_tokenizer(rows)
+    data = Dataset.from_list(rows)
+    heard = _Warnings()
+    logger = logging.getLogger("trl.trainer.sft_trainer")
+    logger.addHandler(heard)
+    try:
+        sft = SFTTrainer(
+            model=tiny_llama(tokenizer, seed=0, hidden=32, layers=1),
+            args=SFTConfig(output_dir=str(tmp_path), report_to="none", bf16=False, use_cpu=True),
+            train_dataset=data,
+            processing_class=tokenizer,
+        )
+    finally:
+        logger.removeHandler(heard)
+    ours = CompletionOnlyCollator(tokenizer)(rows[:4])
+    theirs = sft.data_collator([sft.train_dataset[i] for i in range(4)])
+    return ours, theirs, heard.messages
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="1. The prompt masked: your collator and `SFTTrainer`'s",
+    text="give the same labels when the prompt ends on a token boundary",
+    covers=["the lesson's task (completion after a space)", "addition with a space", "'6+9=' -> '15', no space"],
+)
+def test_sft_trainer_labels_are_yours_only_on_a_token_boundary(tmp_path: Any) -> None:
+    cases = {
+        "max digit": (list(max_digit_dataset(40, seed=0)), True),
+        "addition, space": (addition_rows(40, seed=0, space=True), True),
+        "addition, no space": (addition_rows(40, seed=0, space=False), False),
+    }
+    for name, (rows, same) in cases.items():
+        ours, theirs, warned = _both_collators(rows, tmp_path / name.replace(" ", "_").replace(",", ""))
+        equal = all(
+            ours[key].shape == theirs[key].shape and torch.equal(ours[key], theirs[key])
+            for key in ("input_ids", "labels")
+        )
+        assert equal == same, name
+        assert any("not a prefix" in message for message in warned) == (not same), (name, warned)
+
+
+def _packed_inputs() -> tuple[Any, dict[str, torch.Tensor], list[list[int]]]:
+    from transformers import DataCollatorWithFlattening
+
+    rows = list(max_digit_dataset(32, seed=0))
+    tokenizer = train_tokenizer(rows)
+    eos = [tokenizer.eos_token_id]
+    ids = [{"input_ids": tokenizer(r["prompt"] + r["completion"])["input_ids"] + eos} for r in rows]
+    return tokenizer, DataCollatorWithFlattening()(ids), [r["input_ids"] for r in ids]
+
+
+def _gap(model: Any, flat: dict[str, torch.Tensor], rows: list[list[int]], mask: bool) -> float:
+    inputs = {key: flat[key] for key in ("input_ids", "position_ids")}
+    if mask:
+        inputs["attention_mask"] = torch.ones_like(flat["input_ids"])
+    with torch.no_grad():
+        packed = model(**inputs).logits[0]
+        alone = torch.cat([model(input_ids=torch.tensor([row])).logits[0] for row in rows])
+    return (packed - alone).abs().max().item()
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="2. Packing and padding-free batches",
+    text="An all-ones `attention_mask` passed beside `position_ids` lets them attend to each other too",
+    covers=["cache off, no attention_mask", "cache off, all-ones attention_mask", "cache on", "sdpa and eager"],
+)
+@pytest.mark.rule(
+    lesson="18",
+    section="Recap",
+    text="packed row stay apart through `position_ids` only with the cache off",
+    covers=["cache off, no attention_mask", "cache off, all-ones attention_mask", "cache on", "sdpa and eager"],
+)
+def test_packed_rows_stay_apart_only_with_the_cache_off_and_no_attention_mask() -> None:
+    tokenizer, flat, rows = _packed_inputs()
+    for attention in ("sdpa", "eager"):
+        model = tiny_llama(tokenizer, seed=0, hidden=64, layers=2)
+        model.set_attn_implementation(attention)
+        model.config.use_cache = False
+        assert _gap(model, flat, rows, mask=False) < 1e-5, attention
+        assert _gap(model, flat, rows, mask=True) > 1e-2, attention
+        model.config.use_cache = True
+        assert _gap(model, flat, rows, mask=False) > 1e-2, attention
+
+
+def _exact_match_after(rows: list[dict[str, str]], test: list[dict[str, str]], mask: bool, seed: int) -> float:
+    """The lesson's pattern (40 steps, batch 32, lr 3e-3, constant) on ``rows``; greedy exact match on ``test``."""
+    from transformers import Trainer, TrainingArguments
+
+    tokenizer = train_tokenizer(rows + test)
+    model = tiny_llama(tokenizer, seed=seed, hidden=64, layers=2)
+    args = TrainingArguments(
+        output_dir="unused",
+        max_steps=40,
+        per_device_train_batch_size=32,
+        learning_rate=3e-3,
+        lr_scheduler_type="constant",
+        remove_unused_columns=False,
+        save_strategy="no",
+        report_to="none",
+        use_cpu=True,
+        disable_tqdm=True,
+        seed=seed,
+    )
+    Trainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        data_collator=CompletionOnlyCollator(tokenizer, mask),
+    ).train()
+    tokenizer.padding_side = "left"
+    batch = tokenizer([r["prompt"] for r in test], return_tensors="pt", padding=True)
+    model.eval()
+    with torch.no_grad():
+        out = model.generate(**batch, max_new_tokens=6, do_sample=False, pad_token_id=tokenizer.pad_token_id)
+    said = tokenizer.batch_decode(out[:, batch["input_ids"].shape[1] :], skip_special_tokens=True)
+    return exact_match(said, [r["completion"] for r in test])
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="1. The prompt masked: your collator and `SFTTrainer`'s",
+    text="The mask decides what the steps are spent on, on a task the model can learn",
+    covers=["reversal of 3 letters, 3 seeds", "2-digit addition, 3 seeds", "masked and unmasked"],
+)
+def test_the_mask_helps_on_a_learnable_task_and_the_tiny_model_cannot_add(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    scores = {}
+    for task, make in (("reversal", reversal_rows), ("addition", lambda n, s: addition_rows(n, s, space=True))):
+        train, test = make(2000, 0), make(200, 1)
+        for mask in (True, False):
+            scores[task, mask] = [_exact_match_after(train, test, mask, seed) for seed in (0, 1, 2)]
+    print(scores)
+    assert min(scores["reversal", True]) > max(scores["reversal", False]) + 0.05, scores
+    assert max(scores["addition", True] + scores["addition", False]) < 0.15, scores
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="Recap",
+    text="A GRPO reward function takes `completions` and `**kwargs`",
+    covers=["an extra dataset column", "a column named completion", "2 steps on the tiny Llama"],
+)
+def test_a_grpo_reward_function_receives_the_other_columns_but_not_completion(tmp_path: Any) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    rows = [{**row, "answer": row["completion"], "source": "drawn"} for row in max_digit_dataset(16, seed=0)]
+    tokenizer = train_tokenizer(rows)
+    received: list[list[str]] = []
+
+    def reward(completions: list[str], **kwargs: Any) -> list[float]:
+        received.append(sorted(kwargs))
+        return [float(said.strip() == want.strip()) for said, want in zip(completions, kwargs["answer"])]
+
+    config = GRPOConfig(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=8,
+        num_generations=4,
+        max_completion_length=3,
+        report_to="none",
+        bf16=False,
+        use_cpu=True,
+        disable_tqdm=True,
+        save_strategy="no",
+    )
+    model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
+    GRPOTrainer(
+        model=model, reward_funcs=reward, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
+    ).train()
+    assert received and all(kwargs == received[0] for kwargs in received)
+    assert {"prompts", "completion_ids", "trainer_state", "answer", "source"} <= set(received[0]), received[0]
+    assert "completion" not in received[0], received[0]
