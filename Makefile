@@ -5,10 +5,10 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9][0-9]_*.ipynb
 # Offline by default: nothing in the course needs the network once .venv exists. The settings are defined once,
-# in helpers/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
+# in course_facts/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
 # runs: the venv's Python when there is one, else $(PYTHON).
-OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --offline),\
-          $(error make: could not read the offline settings: `$(PYTHON) -m helpers.pins --offline` failed))
+OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m course_facts.pins --offline),\
+          $(error make: could not read the offline settings: `$(PYTHON) -m course_facts.pins --offline` failed))
 
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 
@@ -45,12 +45,12 @@ lab: venv
 	$(PY) -m tools.lab $(LAB_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check helpers tools tests notebooks
-	$(VENV)/bin/ruff format --check helpers tools tests notebooks
+	$(VENV)/bin/ruff check helpers exercises check_old_code course_facts tools tests notebooks
+	$(VENV)/bin/ruff format --check helpers exercises check_old_code course_facts tools tests notebooks
 
 format: venv
-	$(VENV)/bin/ruff check --fix helpers tools tests notebooks
-	$(VENV)/bin/ruff format helpers tools tests notebooks
+	$(VENV)/bin/ruff check --fix helpers exercises check_old_code course_facts tools tests notebooks
+	$(VENV)/bin/ruff format helpers exercises check_old_code course_facts tools tests notebooks
 
 unit: venv
 	$(OFFLINE) $(PY) -m pytest tests -q
@@ -123,7 +123,7 @@ datasheet: venv
 # LADDER=all (default), ends (the oldest and the newest) or versions separated by commas; CHECK=1 compares a fresh
 # run with the committed docs/ladder/results.json instead of writing it. BISECT=1 (a maintainer's command, not CI's)
 # runs the final releases between two rungs whose verdicts differ until each change is between two adjacent
-# releases, then reads the source posts' release's wheel for the lessons' quotes (helpers/pins.py SOURCE_RELEASE;
+# releases, then reads the source posts' release's wheel for the lessons' quotes (course_facts/pins.py SOURCE_RELEASE;
 # FRESH=1 runs every release again).
 LADDER ?= all
 .PHONY: ladder

@@ -22,7 +22,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl
 
-from helpers.lessons.lesson_05 import check_event
+from helpers.callback_events import check_event
 
 CONTROL_FLAGS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(TrainerControl))
 

@@ -411,7 +411,7 @@ def save_figures(lesson_number: str, figures: Mapping[str, Any]) -> Any:
     import os
     from pathlib import Path
 
-    from helpers.registry import lesson
+    from course_facts.registry import lesson
 
     if not isinstance(figures, Mapping):
         raise PerformanceError(f"figures must be a dict of measured values, got {type(figures).__name__}.")

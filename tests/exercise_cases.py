@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from helpers.checks import PASSED, WRONG
+from exercises.checks import PASSED, WRONG
 
 
 def exercise(lesson: str, key: str) -> Any:
-    """The exercise ``key`` (``"q1"``) of lesson ``lesson`` (``"05"``): ``helpers.checks.lesson_05.q1``."""
-    return getattr(importlib.import_module(f"helpers.checks.lesson_{lesson}"), key)
+    """The exercise ``key`` (``"q1"``) of lesson ``lesson`` (``"05"``): ``exercises.checks.lesson_05.q1``."""
+    return getattr(importlib.import_module(f"exercises.checks.lesson_{lesson}"), key)
 
 
 def lesson_of(module_name: str) -> str:

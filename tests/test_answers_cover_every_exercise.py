@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import importlib
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 
 CAPSTONE = "12"
 
 
 def test_every_exercise_has_two_alternatives_and_two_mistakes() -> None:
     for lesson in lessons():
-        checks = importlib.import_module(f"helpers.checks.lesson_{lesson.number}") if lesson.number != "00" else None
+        checks = importlib.import_module(f"exercises.checks.lesson_{lesson.number}") if lesson.number != "00" else None
         keys = {key for key in vars(checks) if key[:1] == "q" and key[1:].isdigit()} if checks else set()
         if not keys or lesson.number == CAPSTONE:
             continue

@@ -46,7 +46,7 @@ def _no_decay_table_of_the_old_check():
     GPT-2): it passed the old check without computing anything; the check now draws the depths when it runs."""
     from transformers import GPT2Config, GPT2ForSequenceClassification
 
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
 
     gpt2 = GPT2ForSequenceClassification(
         GPT2Config(n_embd=16, n_layer=2, n_head=2, vocab_size=50, n_positions=16, bos_token_id=0, eos_token_id=0)

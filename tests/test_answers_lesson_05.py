@@ -169,7 +169,7 @@ test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails
 
 
 def test_the_drawn_cases_make_every_carried_over_count_fail_whatever_the_seed() -> None:
-    from helpers.checks.lesson_05 import COUNT_SEED, count_cases
+    from exercises.checks.lesson_05 import COUNT_SEED, count_cases
 
     for seed in [COUNT_SEED, *range(40)]:
         cases = count_cases(seed)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from exercise_cases import answer_tests, exercise
 from transformers import Trainer, TrainerCallback
 
-from helpers.checks import WRONG
+from exercises.checks import WRONG
 
 
 def steps_ceil_trick(examples, per_device_batch, processes, accumulation):

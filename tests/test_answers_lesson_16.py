@@ -8,7 +8,7 @@ from exercise_cases import answer_tests, exercise
 from peft import LoraConfig, TaskType, get_peft_model
 from torch import nn
 
-from helpers.checks import WRONG
+from exercises.checks import WRONG
 
 
 def targets_full_names(model):

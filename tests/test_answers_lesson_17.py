@@ -8,7 +8,7 @@ from exercise_cases import answer_tests
 from transformers import TrainerCallback
 from transformers.trainer_utils import IntervalStrategy
 
-from helpers.old_arguments import port_kwargs
+from check_old_code.old_arguments import port_kwargs
 
 OLD_CALL = {
     "evaluation_strategy": "steps",

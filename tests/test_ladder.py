@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from helpers.pins import OFFLINE_ENV, pinned  # noqa: E402
+from course_facts.pins import OFFLINE_ENV, pinned  # noqa: E402
 from tools import ladder  # noqa: E402
 
 
@@ -27,17 +27,17 @@ def results() -> dict:
 
 
 def test_the_newest_rung_is_the_pin_and_every_release_is_written_once() -> None:
-    """The pin is requirements.txt's (helpers.pins): the ladder has no constant of its own, nor torch, nor the
+    """The pin is requirements.txt's (course_facts.pins): the ladder has no constant of its own, nor torch, nor the
     offline settings, nor the source posts' release."""
     assert ladder.RELEASES[-1].version == pinned() and ladder.TORCH == f"torch=={pinned('torch')}"
     assert ladder.OFFLINE is OFFLINE_ENV and ladder.probe_env()["HF_HUB_OFFLINE"] == "1"
-    from helpers.pins import SOURCE_RELEASE
+    from course_facts.pins import SOURCE_RELEASE
 
     assert ladder.ERA == SOURCE_RELEASE
     typed = [
         f"{path.name}:{number}"
         for path in sorted((ROOT / "tools" / "ladder").glob("*.py"))
-        if path.name != "probes.py"  # it runs inside other releases' environments: it cannot read helpers.pins
+        if path.name != "probes.py"  # it runs inside other releases' environments: it cannot read course_facts.pins
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if pinned() in line or f"torch=={pinned('torch')}" in line or f'"{SOURCE_RELEASE}"' in line
     ]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 from tools import ladder
 from tools.ladder.era import SOURCE_CLAIMS
 

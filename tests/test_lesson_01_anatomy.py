@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, default_data_collator
 
-from helpers.checks import fixtures
+from exercises.checks import fixtures
 
 MAX_LENGTH = 64
 

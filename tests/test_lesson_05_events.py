@@ -1,7 +1,7 @@
 """Lesson 05's claims that need more runs than the lesson shows: the callbacks share one ``logs`` dict in list
 order (the printer pops ``total_flos``; a callback's key reaches only the callbacks after it, never
 ``log_history``), and the instruments of :mod:`helpers.callback_events` and :mod:`helpers.loop_calls` that the
-lesson imports (``event_kwargs_table``; the names re-exported from ``helpers.lessons.lesson_05``)."""
+lesson imports (``event_kwargs_table``)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from tiny_training import TinyModel, toy_dataset
 from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 import helpers.callback_events as callback_events
-import helpers.lessons.lesson_05 as lesson_05
-import helpers.loop_calls as loop_calls
 from helpers.callback_events import STANDARD_KWARGS, EventRecorder, LogRecorder, event_kwargs_table
 
 
@@ -89,10 +87,3 @@ def test_event_kwargs_table_explains_bad_input() -> None:
         event_kwargs_table(LogRecorder())
     with pytest.raises(ValueError, match="train first"):
         event_kwargs_table(EventRecorder())
-
-
-def test_lesson_05_re_exports_the_instruments_unchanged() -> None:
-    for name in lesson_05.__all__:
-        source = callback_events if hasattr(callback_events, name) else loop_calls
-        assert getattr(lesson_05, name) is getattr(source, name), name
-    assert {"EventRecorder", "LoopRecorder", "record_loop_map", "check_event"} <= set(lesson_05.__all__)

@@ -13,10 +13,10 @@ from tiny_training import TinyModel, toy_dataset
 from torch.optim.lr_scheduler import LambdaLR
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
+from helpers.callback_events import EventRecorder
 from helpers.control_matrix import ACTIONS, CONTROL_FLAGS, FlagProbe, flag_effect, matrix_readings, run_actions
 from helpers.lessons import lesson_06
 from helpers.lessons.lesson_03 import AppliedLRRecorder
-from helpers.lessons.lesson_05 import EventRecorder
 
 LR, STEPS = 1e-3, 8
 

@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from helpers.checks import fixtures
+from exercises.checks import fixtures
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

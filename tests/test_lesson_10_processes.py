@@ -505,7 +505,7 @@ if __name__ == "__main__":
     else:
         sys.exit(f"unknown part {sys.argv[1]!r}: recipes, shard or nodes")
     if torch.distributed.is_initialized():
-        # No interpreter exit, as helpers/checks/processes.py ends its pair: every result is written, and left to
+        # No interpreter exit, as exercises/checks/processes.py ends its pair: every result is written, and left to
         # the interpreter's exit a gloo thread can outlive it and abort the process (SIGABRT, "terminate called
         # without an active exception"); seen once in CI, on the two-node launch.
         sys.stdout.flush()

@@ -6,7 +6,7 @@ into another, under the course's network guard (tests/conftest.py hands it to ev
 reach another machine fails the test even when a library catches the error). The script:
 
 * trains one tracked run (``report_to=["trackio", "tensorboard"]``) on one process;
-* trains the lesson's ``ConfidenceTrainer`` on two real processes (DDP over gloo, ``helpers.checks.processes``)
+* trains the lesson's ``ConfidenceTrainer`` on two real processes (DDP over gloo, ``exercises.checks.processes``)
   with ``report_to="trackio"``, and a variant that sums its counts over processes before dividing;
 * writes what each process logged to ``OUT_DIR/report.json``.
 """
@@ -29,7 +29,7 @@ PROJECT = "lesson-20-tests"
 def _tracked_trainer(trainer_class: Any, output_dir: str, run_name: str, report_to: Any, **settings: Any) -> Any:
     from transformers import TrainingArguments
 
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
 
     args = TrainingArguments(
         output_dir=output_dir,
@@ -50,7 +50,7 @@ def _worker(out: Path) -> None:
     os.environ["TRACKIO_DIR"] = str(out / "trackio")
     import trackio  # noqa: F401  (imported after TRACKIO_DIR is set, before the processes fork)
 
-    from helpers.checks.processes import two_processes
+    from exercises.checks.processes import two_processes
     from helpers.lessons.lesson_20 import ConfidenceTrainer
 
     class SummedConfidenceTrainer(ConfidenceTrainer):

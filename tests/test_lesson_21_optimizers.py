@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from helpers.checks import fixtures
+from exercises.checks import fixtures
 from helpers.lessons.lesson_21 import MuonTrainer, MuonWithAdamW
 
 MODELS = {"BERT": fixtures.tiny_model, "Llama": fixtures.tiny_llama}

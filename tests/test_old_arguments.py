@@ -1,4 +1,4 @@
-"""The 4.8.2 -> 5.x TrainingArguments map in helpers.old_arguments agrees with the installed transformers."""
+"""The 4.8.2 -> 5.x TrainingArguments map in check_old_code.old_arguments agrees with the installed transformers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.old_arguments import (
+from check_old_code.old_arguments import (
     KEPT,
     LATER_ARGUMENTS,
     REMOVED,
@@ -21,7 +21,7 @@ from helpers.old_arguments import (
     wheel_fields,
 )
 
-# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m helpers.old_arguments`
+# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m check_old_code.old_arguments`
 # (the file's header says how); the map must cover exactly these, in this order.
 FIELDS_FILE = Path(__file__).parent / "data" / "training_arguments_4_8_2.txt"
 FIELDS_4_8_2 = [line for line in FIELDS_FILE.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
@@ -119,7 +119,7 @@ def test_port_kwargs_rejects_unknown_and_clashing_names() -> None:
 def test_map_agrees_with_the_release_ladder() -> None:
     """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to the
     pinned release."""
-    from helpers.check_old_code import ladder, ladder_removal
+    from check_old_code import ladder, ladder_removal
 
     data = ladder()
     assert data["releases"], "docs/ladder/results.json is missing: run `make ladder`"

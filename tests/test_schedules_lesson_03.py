@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import SchedulerType, TrainingArguments
 
-from helpers.checks import fixtures
+from exercises.checks import fixtures
 from helpers.lessons.lesson_03 import AppliedLRRecorder
 from helpers.plots.schedules import METRIC_DRIVEN, schedule_lrs
 from helpers.trainers import make_trainer

@@ -69,7 +69,7 @@ def test_quiet_refuses_a_non_trainer() -> None:
 
 
 def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     data = fixtures.random_ids()
@@ -89,7 +89,7 @@ def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
 
 
 def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     first = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
@@ -98,7 +98,7 @@ def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
 
 
 def test_make_trainer_passes_a_subclass_and_callbacks(tmp_path) -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     class Subclass(Trainer):

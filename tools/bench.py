@@ -51,11 +51,11 @@ def measure(
     from transformers import DataCollatorWithPadding
 
     import helpers
+    from helpers.callback_events import EventRecorder
     from helpers.data import load_reviews, select_examples, tokenize_reviews
     from helpers.lessons.lesson_03 import AppliedLRRecorder
-    from helpers.lessons.lesson_05 import EventRecorder
-    from helpers.lessons.lesson_08 import monitoring_overhead, subclass_vs_callback
     from helpers.lessons.lesson_09 import MEASUREMENT_SETTINGS
+    from helpers.monitor_cost import monitoring_overhead, subclass_vs_callback
     from helpers.performance import compare_padding, default_clock, padding_strategies
     from helpers.trainers import make_trainer
 

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.registry import lesson
+from course_facts.registry import lesson
 from tools import gpu_bundle, gpu_device
 
 ROOT = gpu_bundle.ROOT

@@ -8,7 +8,7 @@ BERT built from a config and a word-level tokenizer built in memory; nothing is 
 ``python tools/ladder/probes.py OUT.json`` runs every probe and writes, for each, a verdict (``holds``,
 ``does not hold`` or ``cannot run``) and the evidence line that decided it, plus an inventory of the release
 (``TrainingArguments`` fields, ``Trainer`` method signatures, ``TrainerCallback`` events) that
-``helpers.check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers:
+``check_old_code`` reads. ``PROBES`` (the registry) can be read without importing transformers:
 ``tools/ladder/`` does, with any Python.
 
 A probe returns ``(holds, evidence)``. It raises :class:`CannotRun` when the release lacks what the claim is about
@@ -81,11 +81,11 @@ def probe(id: str, claim: str, source: str, where: str) -> Callable:
 # Small, version-agnostic building blocks
 # ---------------------------------------------------------------------------------------------------------------
 def _release_facts():
-    """``helpers/release_facts.py``, loaded by path: the rules the checker reads releases by (standard library only,
-    so it loads in any ladder environment, where the course's packages are not installed)."""
+    """``check_old_code/release_facts.py``, loaded by path: the rules the checker reads releases by (standard
+    library only, so it loads in any ladder environment, where the course's packages are not installed)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[2] / "helpers" / "release_facts.py"
+    path = Path(__file__).resolve().parents[2] / "check_old_code" / "release_facts.py"
     spec = importlib.util.spec_from_file_location("ladder_release_facts", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -1454,7 +1454,7 @@ def get_train_dataloader_delegates_to_get_dataloader():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Inventory for helpers.check_old_code and the page
+# Inventory for check_old_code and the page
 # ---------------------------------------------------------------------------------------------------------------
 def inventory() -> dict:
     """What the release offers: TrainingArguments fields, Trainer methods and their parameters, callback events."""
@@ -1544,7 +1544,7 @@ def trainer_attributes() -> dict[str, list[str]]:
 
 def trainer_call_sites() -> dict[str, dict[str, list]]:
     """:func:`trainer_calls` by caller: ``{name: {calling method: [[positional count, [keywords]], ...]}}``, read
-    by ``helpers/release_facts.py`` (the same reading as the checker makes of the installed release)."""
+    by ``check_old_code/release_facts.py`` (the same reading as the checker makes of the installed release)."""
     import ast
 
     from transformers import Trainer
