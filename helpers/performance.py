@@ -1,6 +1,6 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
-Shared by lesson 09, lesson 08 (``helpers.lessons.lesson_08``) and ``tools/bench.py``. What the lesson teaches
+Shared by lesson 09, lesson 08 (``helpers.monitor_cost``) and ``tools/bench.py``. What the lesson teaches
 (which switch to flip, and why) stays in the notebook, which writes its ``TrainingArguments`` and ``Trainer`` out
 with lesson 09's ``MEASUREMENT_SETTINGS`` (the bench builds the same Trainers through lesson 01's
 ``make_trainer``); this module only measures, the same way everywhere:

@@ -7,8 +7,8 @@ the committed page differs from what this tool writes. Nothing on it is typed by
 one-line summaries and the sections that reproduce them (:func:`pitfall_rows`, from ``lessons.toml``):
 
 * the callback events in firing order, with the keyword arguments each received, and the loop map: from one
-  tiny recorded run (``record_loop_map`` with an ``EventRecorder``, the code lesson 05 writes and exports to
-  ``helpers.lessons.lesson_05``);
+  tiny recorded run (``record_loop_map`` with an ``EventRecorder``, the instruments of lesson 05 in
+  ``helpers.loop_calls`` and ``helpers.callback_events``);
 * the ``TrainerControl`` matrix: data, not HTML. The lesson that measures it displays it with a bundle under the
   mimetype :data:`MATRIX_MIMETYPE`, fields ``{"flags", "events", "cells", "baseline"}`` (``cells``: one row per
   event, one string per flag). :func:`find_matrix` finds it by scanning the executed lessons of the registry,
