@@ -49,7 +49,9 @@ their checks),
 :mod:`~tools.ladder.package_index` (the index and the newest release), :mod:`~tools.ladder.bisection`,
 :mod:`~tools.ladder.era` (the source posts' release, read from its wheel), :mod:`~tools.ladder.page` (the page) and
 :mod:`~tools.ladder.cli` (the commands). ``probes.py`` is not imported by any of them: it runs by path inside each
-release's environment (the standard library and that release only), and :func:`load_probes` loads it by path.
+release's environment (the standard library and that release only), and :func:`load_probes` loads it by path;
+it loads its parts beside it by path too (``probe_kit.py``: the registry and building blocks; ``probes_*.py``: the
+probes by topic).
 """
 
 from __future__ import annotations
