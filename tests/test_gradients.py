@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+from tiny_training import tiny_trainer
 from torch import nn
 
 from helpers.gradient_norms import (
@@ -108,25 +109,19 @@ def test_bad_arguments_raise_clear_errors() -> None:
 
 def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: int = 4, trainer_class=None):  # type: ignore[no-untyped-def]
     from datasets import Dataset
-    from transformers import Trainer, TrainingArguments
 
-    trainer_class = trainer_class or Trainer
-    torch.manual_seed(0)
     rows = [{"input_ids": [i % 50, (3 * i) % 50, 7], "labels": i % 2} for i in range(64)]
-    args = TrainingArguments(
-        output_dir=str(tmp_path),
+    return tiny_trainer(
+        tmp_path,
+        callbacks,
+        trainer_class,
+        model=TinyClassifier,
+        train_dataset=Dataset.from_list(rows),
         per_device_train_batch_size=8,
         max_steps=steps,
         learning_rate=1e-1,
         max_grad_norm=max_grad_norm,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        seed=0,
-        disable_tqdm=True,
     )
-    return trainer_class(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
 
 
 def test_recorder_in_a_trainer_sees_clipped_gradients(tmp_path) -> None:  # type: ignore[no-untyped-def]

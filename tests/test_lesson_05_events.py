@@ -6,34 +6,15 @@ lesson imports (``event_kwargs_table``)."""
 from __future__ import annotations
 
 import pytest
-import torch
-from tiny_training import TinyModel, toy_dataset
-from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
+from tiny_training import tiny_trainer, toy_dataset
+from transformers import PrinterCallback, Trainer, TrainerCallback
 
 import helpers.callback_events as callback_events
 from helpers.callback_events import STANDARD_KWARGS, EventRecorder, LogRecorder, event_kwargs_table
 
 
 def _trainer(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:
-    settings = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        num_train_epochs=1,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        seed=0,
-        disable_tqdm=True,
-    )
-    settings.update(overrides)
-    torch.manual_seed(0)
-    return Trainer(
-        model=TinyModel(),
-        args=TrainingArguments(**settings),
-        train_dataset=toy_dataset(),
-        eval_dataset=toy_dataset(4),
-        callbacks=callbacks,
-    )
+    return tiny_trainer(tmp_path, callbacks, eval_dataset=toy_dataset(4), **overrides)
 
 
 class LateLogRecorder(LogRecorder):

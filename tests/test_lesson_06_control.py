@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import torch
-from tiny_training import TinyModel, toy_dataset
+from tiny_training import TinyModel, tiny_trainer, toy_dataset
 from torch.optim.lr_scheduler import LambdaLR
-from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers import Trainer, TrainerCallback
 
 from helpers.callback_events import EventRecorder
 from helpers.control_matrix import ACTIONS, CONTROL_FLAGS, FlagProbe, flag_effect, matrix_readings, run_actions
@@ -24,36 +24,8 @@ LR, STEPS = 1e-3, 8
 def _trainer(tmp_path: Any, callbacks: list[TrainerCallback], trainer_class: type = Trainer, **keywords: Any) -> Any:
     """A quiet Trainer on TinyModel: 16 rows, batches of 2, accumulation 2, one epoch: 4 optimizer steps (8 with
     num_train_epochs=2); ``keywords`` that are TrainingArguments fields go to the arguments, the rest to the Trainer."""
-    import dataclasses
-
-    fields = {field.name for field in dataclasses.fields(TrainingArguments)}
-    settings = dict(
-        output_dir=str(tmp_path),
-        per_device_train_batch_size=2,
-        gradient_accumulation_steps=2,
-        num_train_epochs=1,
-        logging_steps=1,
-        eval_strategy="no",
-        save_strategy="no",
-        report_to="none",
-        use_cpu=True,
-        seed=0,
-        disable_tqdm=True,
-    )
-    settings.update({key: value for key, value in keywords.items() if key in fields})
-    torch.manual_seed(0)
-    model = keywords.pop("model", None) or TinyModel()
-    trainer = trainer_class(
-        model=model,
-        args=TrainingArguments(**settings),
-        train_dataset=toy_dataset(16),
-        callbacks=callbacks,
-        **{key: value for key, value in keywords.items() if key not in fields},
-    )
-    for callback in list(trainer.callback_handler.callbacks):
-        if type(callback).__name__ in {"PrinterCallback", "ProgressCallback", "NotebookProgressCallback"}:
-            trainer.remove_callback(callback)
-    return trainer
+    settings = dict(gradient_accumulation_steps=2, eval_strategy="no", train_dataset=toy_dataset(16), quiet=True)
+    return tiny_trainer(tmp_path, callbacks, trainer_class, **{**settings, **keywords})
 
 
 # --- helpers.control_matrix -------------------------------------------------------------------------------------
