@@ -24,9 +24,6 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
 from course_facts.pins import pinned  # noqa: E402
 from course_facts.registry import Lesson, lesson, lessons  # noqa: E402
 
