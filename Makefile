@@ -7,8 +7,8 @@ NB     ?= notebooks/[0-9][0-9]_*.ipynb
 # Offline by default: nothing in the course needs the network once .venv exists. The settings are defined once,
 # in course_facts/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
 # runs: the venv's Python when there is one, else $(PYTHON).
-OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m course_facts.pins --offline),\
-          $(error make: could not read the offline settings: `$(PYTHON) -m course_facts.pins --offline` failed))
+OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m tools.pins --offline),\
+          $(error make: could not read the offline settings: `$(PYTHON) -m tools.pins --offline` failed))
 
 .PHONY: datasheet venv lab test unit lint format notebooks execute export bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 

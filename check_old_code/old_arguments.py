@@ -6,14 +6,13 @@ guide, a source of the course, prints 64 of them) to a :class:`Fate`: ``kept`` (
 setting under a new name, value unchanged) or ``removed`` (what replaces it, if anything). :func:`check_fates`
 compares the table with ``dataclasses.fields(TrainingArguments)`` of the installed version, so an upgrade that adds
 back, renames or drops one of them makes the tests fail. :func:`port_kwargs` applies the table to old keyword
-arguments. ``python -m check_old_code.old_arguments WHEEL`` prints a wheel's field names, one a line.
+arguments. ``python -m tools.wheel_fields WHEEL`` prints a wheel's field names, one a line.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import sys
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -300,11 +299,3 @@ def port_kwargs(old_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str
             raise ValueError(f"two arguments set {target!r}; pass only one of them.")
         new_kwargs[target] = new
     return new_kwargs, notes
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(
-            "usage: python -m check_old_code.old_arguments transformers-X.Y.Z-py3-none-any.whl  (prints its fields)"
-        )
-    print("\n".join(wheel_fields(sys.argv[1])))

@@ -5,20 +5,18 @@ The pinned transformers release (and torch, trl, peft, ...) is written once, in 
 ``tests/test_pins.py`` holds them equal, and ``python -m tools.bump X.Y.Z`` rewrites all three). Everything else
 that names a release asks this module. It also holds two facts of the same kind, each written once: the release
 the source posts were written for (:data:`SOURCE_RELEASE`) and the environment every offline run of the course
-uses (:data:`OFFLINE_ENV`, which the Makefile and the shell scripts read through ``python -m course_facts.pins``).
+uses (:data:`OFFLINE_ENV`, which the Makefile and the shell scripts read through ``python -m tools.pins``).
 
 It imports only the standard library, so tools and tests that run before ``.venv`` exists can read it too::
 
-    python -m course_facts.pins                 # the pinned transformers, X.Y.Z
-    python -m course_facts.pins torch --minor   # the pinned torch, X.Y
-    python -m course_facts.pins --offline       # HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 ... (for `env` and make)
+    python -m tools.pins                 # the pinned transformers, X.Y.Z
+    python -m tools.pins torch --minor   # the pinned torch, X.Y
+    python -m tools.pins --offline       # HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 ... (for `env` and make)
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -105,24 +103,3 @@ def release_key(version: str) -> tuple[int, ...]:
     if not _RELEASE.fullmatch(version):
         raise ValueError(f"{version!r} is not a final release X.Y.Z (for example 5.25.0)")
     return tuple(int(part) for part in version.split("."))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Print a pinned release, or the course's offline settings.")
-    parser.add_argument("package", nargs="?", default="transformers", help="the package (default: transformers)")
-    parser.add_argument("--minor", action="store_true", help="print X.Y, as the lessons' verdicts name it")
-    parser.add_argument("--offline", action="store_true", help="print the offline settings as NAME=VALUE words")
-    args = parser.parse_args(argv)
-    if args.offline:
-        print(" ".join(f"{name}={value}" for name, value in OFFLINE_ENV.items()))
-        return 0
-    try:
-        print(pinned_minor(args.package) if args.minor else pinned(args.package))
-    except KeyError as error:
-        print(f"course_facts.pins: {error.args[0]}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

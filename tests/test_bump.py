@@ -61,7 +61,7 @@ def test_a_bump_to_a_made_up_release_in_a_scratch_copy_edits_only_the_pin_files(
         assert [(a.lstrip("- "), b.lstrip("- ")) for a, b in changed] == [
             (f"transformers=={pinned()}", f"transformers=={MADE_UP}")
         ], name
-    read = subprocess.run([sys.executable, "-m", "course_facts.pins"], cwd=scratch, capture_output=True, text=True)
+    read = subprocess.run([sys.executable, "-m", "tools.pins"], cwd=scratch, capture_output=True, text=True)
     assert read.stdout.strip() == MADE_UP, "the scratch copy does not read the new pin through course_facts.pins"
     out = result.stdout
     assert f"transformers: {pinned()} -> {MADE_UP}" in out

@@ -21,7 +21,7 @@ from check_old_code.old_arguments import (
     wheel_fields,
 )
 
-# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m check_old_code.old_arguments`
+# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m tools.wheel_fields`
 # (the file's header says how); the map must cover exactly these, in this order.
 FIELDS_FILE = Path(__file__).parent / "data" / "training_arguments_4_8_2.txt"
 FIELDS_4_8_2 = [line for line in FIELDS_FILE.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]

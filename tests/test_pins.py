@@ -64,7 +64,7 @@ def test_release_key_and_minor() -> None:
 
 def test_the_command_line_prints_a_pin_and_the_offline_settings() -> None:
     def run(*args: str) -> subprocess.CompletedProcess:
-        command = [sys.executable, "-m", "course_facts.pins", *args]
+        command = [sys.executable, "-m", "tools.pins", *args]
         return subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
 
     assert run().stdout.strip() == pins.pinned()
