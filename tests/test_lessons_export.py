@@ -112,8 +112,8 @@ def test_no_lesson_module_is_edited_by_hand_or_orphaned() -> None:
 
 def test_the_export_tool_refuses_a_forward_import(tmp_path: Path) -> None:
     with pytest.raises(export_lessons.ExportError, match="earlier lessons only"):
-        export_lessons._check_lesson_imports("03", ["from helpers.lessons.lesson_05 import EventRecorder"], "x")
-    export_lessons._check_lesson_imports("06", ["from helpers.lessons.lesson_05 import EventRecorder"], "x")
+        export_lessons._check_lesson_imports("03", ["from helpers.lessons.lesson_07 import WeightedLossTrainer"], "x")
+    export_lessons._check_lesson_imports("09", ["from helpers.lessons.lesson_07 import WeightedLossTrainer"], "x")
 
 
 def test_the_export_tool_names_a_cell_that_is_not_plain_python() -> None:
