@@ -1,6 +1,6 @@
 """Every exercise of every lesson: the solution passes, the untouched stub is 'not attempted', and each
 exercise is named after its module and variable. Exercises are discovered, so a new lesson is covered; the
-realistic wrong answers are tried in tests/test_answers_lesson_NN.py."""
+realistic wrong answers are tried in tests/lesson_NN/test_answers.py."""
 
 from __future__ import annotations
 

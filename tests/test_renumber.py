@@ -56,7 +56,7 @@ def test_moving_a_lesson_renames_its_files_and_its_tests_pass_in_the_copy(tmp_pa
     )
     ids = subprocess.run([sys.executable, "-c", code], cwd=course, capture_output=True, text=True, check=True)
     assert ids.stdout.split() and all(name.startswith(f"{new}.") for name in ids.stdout.split()), ids.stdout
-    tests = [f"tests/test_answers_lesson_{new}.py", "tests/test_registry.py", "tests/test_lessons_export.py"]
+    tests = [f"tests/lesson_{new}/test_answers.py", "tests/test_registry.py", "tests/test_lessons_export.py"]
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
         cwd=course,

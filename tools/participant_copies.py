@@ -225,7 +225,7 @@ def repository_files(root: Path = ROOT) -> list[str]:
 # exercises.solutions, exercises/solutions, "exercises" / "solutions"
 SOLUTIONS_USE = re.compile(r"""exercises(\.|/|["']\s*/\s*["'])solutions""")
 # Tests that hold correct answers, written out (they would hand the learners the solutions), and their shared code.
-ANSWER_TESTS = ("tests/test_answers_*.py", "tests/exercise_cases.py", "tests/test_exercise_kernel.py")
+ANSWER_TESTS = ("tests/lesson_*/test_answers.py", "tests/exercise_cases.py", "tests/test_exercise_kernel.py")
 
 
 def needs_solutions(path: Path) -> bool:

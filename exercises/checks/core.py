@@ -146,7 +146,7 @@ class Exercise:
         name: the id ``"NN.K"``, set by :func:`bind_exercises`; never typed.
 
     Realistic wrong answers, each with the part of the hint it must get, live in one place:
-    ``tests/test_answers_lesson_NN.py`` (``MISTAKES``), beside the correct answers written differently.
+    ``tests/lesson_NN/test_answers.py`` (``MISTAKES``), beside the correct answers written differently.
     """
 
     answer_name: str

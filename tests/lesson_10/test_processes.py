@@ -1,7 +1,7 @@
 """Lesson 10's many-case proofs on real processes (moved out of the notebook, which shows the pattern's runs).
 
 This file is also the worker script those processes run: ``python -m torch.distributed.run --nproc_per_node=2
-tests/test_lesson_10_processes.py recipes OUT_DIR ID,ID,...`` trains each recipe (the stock model and its two
+tests/lesson_10/test_processes.py recipes OUT_DIR ID,ID,...`` trains each recipe (the stock model and its two
 fixes, ``evaluate()`` before ``train()``, lesson 07's eight loss recipes at accumulation 2, ``LossPartsTrainer``,
 ``fsdp=True``) on a one-layer BERT from a config (dropout off, so 1 and 2 processes compute the same numbers),
 and every process writes what it saw to ``OUT_DIR/<recipe>/rank<N>.json``. ``shard`` (under ``accelerate launch``
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GLOBAL_BATCH = 8  # reviews per optimizer step, however many processes share them
 TOLERANCE = 1e-4  # relative: float32 sums taken in another order by 1 and 2 processes
 FSDP_CONFIG = """compute_environment: LOCAL_MACHINE

@@ -76,7 +76,7 @@ def test_cosine_with_restarts_jumps_back_once_per_extra_cycle(cycles: int) -> No
 def _recorded_run(**settings) -> tuple:
     recorder = AppliedLRRecorder()
     trainer = make_trainer(
-        "test_schedules_lesson_03",
+        "lesson_03.test_schedules",
         model=fixtures.tiny_model,
         settings=dict(per_device_train_batch_size=4, logging_strategy="no", **settings),
         callbacks=[recorder],

@@ -1,6 +1,6 @@
 """Lesson 20's claims about trackio, tried beyond the lesson's one-process notebook run.
 
-The tests start this file as a script (``python tests/test_lesson_20_tracking.py OUT_DIR``) so that trackio is
+The tests start this file as a script (``python tests/lesson_20/test_tracking.py OUT_DIR``) so that trackio is
 imported after ``TRACKIO_DIR`` points into the test's folder (trackio reads it once, at import) and ``HF_HOME``
 into another, under the course's network guard (tests/conftest.py hands it to every subprocess; an attempt to
 reach another machine fails the test even when a library catches the error). The script:
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "lesson-20-tests"
 
 
