@@ -16,8 +16,8 @@ from helpers.callback_events import (
     is_trainer_callback,
     unknown_event_methods,
 )
+from helpers.control_matrix import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
 from helpers.lessons.lesson_03 import AppliedLRRecorder
-from helpers.lessons.lesson_06 import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
 
 
 def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:

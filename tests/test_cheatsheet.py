@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 from helpers.callback_events import callback_event_names  # noqa: E402
-from helpers.lessons.lesson_06 import CONTROL_FLAGS  # noqa: E402
+from helpers.control_matrix import CONTROL_FLAGS  # noqa: E402
 from tools import cheatsheet  # noqa: E402
 
 STALE = "docs/cheatsheet.md is stale: run `python -m tools.cheatsheet` and commit docs/cheatsheet*"
