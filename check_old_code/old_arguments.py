@@ -44,6 +44,7 @@ class Fate:
     note: str = ""
 
     def __post_init__(self) -> None:
+        """Refuse a fate that does not say what became of the argument (a clear error names what is missing)."""
         if self.status not in (KEPT, RENAMED, REMOVED):
             raise ValueError(f"status must be {KEPT!r}, {RENAMED!r} or {REMOVED!r}, got {self.status!r}.")
         if self.status == RENAMED and not self.new_name:
@@ -55,6 +56,7 @@ class Fate:
 
 
 def _kept(note: str = "") -> Fate:
+    """The fate of an argument that 5.x still has under its name (``note``: what changed about it, if anything)."""
     return Fate(KEPT, note=note)
 
 

@@ -77,6 +77,7 @@ def self_call_sites(tree: ast.AST) -> dict[str, dict[str, list]]:
     sites: dict[str, dict[str, list]] = {}
 
     def visit(node: ast.AST, caller: str) -> None:
+        """Record the ``self.<method>(...)`` calls under ``node``, written in the function ``caller``."""
         for child in ast.iter_child_nodes(node):
             method = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(node, ast.ClassDef)
             inner = child.name if method or (isinstance(child, ast.FunctionDef) and not caller) else caller

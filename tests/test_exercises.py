@@ -81,7 +81,8 @@ def test_checks_and_solutions_are_not_longer_than_the_lessons_code(lesson: str) 
     cells = json.loads(notebook.read_text())["cells"]
     lesson_code = sum(_non_blank_lines("".join(cell["source"])) for cell in cells if cell["cell_type"] == "code")
     exercise_code = sum(
-        _non_blank_lines((root / f"helpers/{part}/lesson_{lesson}.py").read_text()) for part in ("checks", "solutions")
+        _non_blank_lines((root / f"exercises/{part}/lesson_{lesson}.py").read_text())
+        for part in ("checks", "solutions")
     )
     assert exercise_code <= lesson_code, (
         f"lesson {lesson}: {exercise_code} lines of checks and solutions, {lesson_code} of notebook code"

@@ -18,7 +18,7 @@ FACTS = Path(__file__).resolve().parent.parent / "docs" / "setup_facts.json"
 
 def measured_seconds(facts: Path = FACTS) -> dict[str, float]:
     """Each test file's and notebook's time in the last measured ``make test``, by its path under ``tests/`` or
-    ``notebooks/`` (``test_capstone.py``, ``lesson_07/test_answers.py``, ``05_callback_events.ipynb``); empty if none.
+    ``notebooks/`` (``test_capstone.py``, ``lesson_07/test_answers.py``, ``NN_topic.ipynb``); empty if none.
     """
     if not facts.is_file():
         return {}

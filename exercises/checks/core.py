@@ -24,6 +24,7 @@ An exercise's id is never typed: a check module defines ``q1``, ``q2``, ... and 
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import sys
 import textwrap
@@ -57,10 +58,27 @@ class LearnerError(Wrong):
     """The learner's code raised while a checker ran it (see :func:`learner_code`); reported as ``wrong``."""
 
 
+def _package_folder(name: str) -> str:
+    """The folder of the course's package ``name``, ending in a separator (its modules' frames start with it)."""
+    import importlib.util
+
+    return os.path.dirname(importlib.util.find_spec(name).origin) + os.sep
+
+
+COURSE_PACKAGES = (_package_folder("helpers"), _package_folder("exercises"))
+"""The folders of the course's runtime and exercises: a frame in them is neither the learner's nor a library's."""
+
+
 def _where(error: BaseException) -> str:
-    """The deepest frame of the traceback outside the libraries and helpers/: most likely the learner's line."""
+    """The deepest frame of the traceback outside the libraries and the course's packages (helpers, exercises):
+    most likely the learner's line."""
     frames = traceback.extract_tb(error.__traceback__)
-    own = [f for f in frames if not any(part in f.filename for part in ("site-packages", "/helpers/", "<string>"))]
+    own = [
+        f
+        for f in frames
+        if not f.filename.startswith(COURSE_PACKAGES)
+        and not any(part in f.filename for part in ("site-packages", "<string>"))
+    ]
     frame = (own or frames)[-1]
     return f"{frame.name}, line {frame.lineno}"
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from exercises.checks.core import Wrong
+from exercises.checks.core import COURSE_PACKAGES, Wrong
 
 TWO_PROCESS_TIMEOUT_S = 30
 
@@ -105,12 +105,13 @@ def waiting_in_collective(stack: str) -> str | None:
     return f"{frames[inside[0]]['name']} ({via}called from {caller['name']}, {place})"
 
 
-# The course's own package: its frames are neither the learner's nor a library's.
-_COURSE_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The course's own packages (helpers, with the lessons' exported code, and exercises): their frames are neither the
+# learner's nor a library's.
+_COURSE_PACKAGE = COURSE_PACKAGES
 
 
 def _library_frame(file: str) -> bool:
-    """A frame of torch, accelerate, transformers or the course's helpers package (never the learner's line)."""
+    """A frame of torch, accelerate, transformers or the course's packages (never the learner's line)."""
     return file.startswith(_COURSE_PACKAGE) or any(
         f"{os.sep}{name}{os.sep}" in file for name in ("torch", "accelerate", "transformers")
     )
