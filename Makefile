@@ -5,12 +5,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9][0-9]_*.ipynb
 # Offline by default: nothing in the course needs the network once .venv exists. The settings are defined once,
-# in helpers/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
+# in course_facts/pins.py (OFFLINE_ENV; standard library only, so any Python 3 reads them), and read when a recipe
 # runs: the venv's Python when there is one, else $(PYTHON).
-OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --offline),\
-          $(error make: could not read the offline settings: `$(PYTHON) -m helpers.pins --offline` failed))
-# One torch thread a process (helpers/pins.py THREAD_ENV), so that processes beside each other do not fight over cores.
-THREADS = $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m helpers.pins --threads)
+OFFLINE = $(or $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m tools.pins --offline),\
+          $(error make: could not read the offline settings: `$(PYTHON) -m tools.pins --offline` failed))
+# One torch thread a process (course_facts/pins.py THREAD_ENV), so that processes beside each other do not fight over cores.
+THREADS = $(shell $(if $(wildcard $(PY)),$(PY),$(PYTHON)) -m tools.pins --threads)
 
 .PHONY: datasheet venv lab test unit lint format notebooks execute export examples bench participant-copies set-repo test-latest test-colab clean help book test-browser gpu-plan
 
@@ -48,12 +48,12 @@ lab: venv
 	$(PY) -m tools.lab $(LAB_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check helpers tools tests notebooks
-	$(VENV)/bin/ruff format --check helpers tools tests notebooks
+	$(VENV)/bin/ruff check helpers exercises check_old_code course_facts tools tests notebooks
+	$(VENV)/bin/ruff format --check helpers exercises check_old_code course_facts tools tests notebooks
 
 format: venv
-	$(VENV)/bin/ruff check --fix helpers tools tests notebooks
-	$(VENV)/bin/ruff format helpers tools tests notebooks
+	$(VENV)/bin/ruff check --fix helpers exercises check_old_code course_facts tools tests notebooks
+	$(VENV)/bin/ruff format helpers exercises check_old_code course_facts tools tests notebooks
 
 unit: venv
 	$(OFFLINE) $(PY) -m pytest tests -q
@@ -130,7 +130,7 @@ datasheet: venv
 # LADDER=all (default), ends (the oldest and the newest) or versions separated by commas; CHECK=1 compares a fresh
 # run with the committed docs/ladder/results.json instead of writing it. BISECT=1 (a maintainer's command, not CI's)
 # runs the final releases between two rungs whose verdicts differ until each change is between two adjacent
-# releases, then reads the source posts' release's wheel for the lessons' quotes (helpers/pins.py SOURCE_RELEASE;
+# releases, then reads the source posts' release's wheel for the lessons' quotes (course_facts/pins.py SOURCE_RELEASE;
 # FRESH=1 runs every release again).
 LADDER ?= all
 .PHONY: ladder

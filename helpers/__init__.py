@@ -1,14 +1,15 @@
-"""Helpers behind the notebooks of the Trainer course.
+"""The course's runtime: what the notebooks import (loaders, the profile, plots, the instruments lessons share).
 
-Small on purpose: each module has one concern (``data``, ``models``, ``device``, ``trainers``, ``plots``,
-``performance``, ``checks``, ``capstone``, ``registry``, ``check_old_code``, ``old_arguments``,
-``release_facts``). What a lesson
-teaches is written out in the notebook and exported to ``helpers.lessons``; the helpers only do what would
-distract from it, and never import the lessons' exported code.
+One concern a module (``data`` and ``models``: the offline loaders; ``device`` and ``context``: the profile;
+``plots``; ``trainers``; the instruments such as ``callback_events`` or ``gradient_norms``). What a lesson
+teaches is written out in the notebook and exported to the generated ``helpers.lessons``; the hand-written
+modules here do what would distract from it. Other readers have their own packages: the exercise checks and
+solutions ``exercises``, the old-code checker ``check_old_code``, the course facts ``course_facts``, and the
+maintainers' commands ``tools``. Nothing here imports them (tests/test_lessons_export.py).
 
 Importing the package is light: no torch, transformers or datasets until something needs them. The names below
 (``helpers.load_reviews``, ``helpers.models``, ...) are loaded on first use (PEP 562, :func:`__getattr__`), so
-that ``import helpers.registry`` (a TOML reader) costs what a TOML reader costs. A notebook's set-up cell still
+that ``import helpers.plots`` costs what matplotlib costs. A notebook's set-up cell still
 needs one call, :func:`setup_notebook`.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import pkgutil
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 warnings.filterwarnings("ignore", message="IProgress not found")
 
 if TYPE_CHECKING:
-    from helpers.context import active_profile
+    from helpers.context import active_profile, run_dir
     from helpers.data import load_reviews, tokenize_reviews
     from helpers.device import CourseProfile, detect_hardware, hardware_summary, seed_everything, versions
     from helpers.models import load_model_and_tokenizer
@@ -42,30 +44,10 @@ _LAZY_NAMES = {
     "versions": "helpers.device",
     "load_model_and_tokenizer": "helpers.models",
     "quiet": "helpers.trainers",
+    "run_dir": "helpers.context",
 }
-_SUBMODULES = frozenset(
-    {
-        "capstone",
-        "check_old_code",
-        "checks",
-        "context",
-        "data",
-        "device",
-        "evaluate_metrics",
-        "language_model",
-        "lessons",
-        "metrics",
-        "models",
-        "old_arguments",
-        "performance",
-        "pins",
-        "plots",
-        "registry",
-        "release_facts",
-        "solutions",
-        "trainers",
-    }
-)
+# every module and package of this folder, found where it stands (so the list cannot miss one)
+_SUBMODULES = frozenset(module.name for module in pkgutil.iter_modules(__path__))
 
 
 def __getattr__(name: str) -> Any:
@@ -99,7 +81,7 @@ __all__ = [
     "versions",
 ]
 
-SEED = 42
+from helpers.device import SEED  # noqa: E402 (the course's seed; light: torch loads when a function runs)
 
 
 def _quiet_libraries() -> None:
@@ -192,22 +174,3 @@ def announcement(chosen: CourseProfile, seed: int) -> str:
     256 reviews for 2 epochs at 3e-4, ...); printed here, they would contradict what the lesson then trains. Each
     lesson says the sizes it uses where it uses them; lesson 00 prints the whole profile."""
     return f"profile: {chosen.name} (device {chosen.device}, precision {chosen.precision}) | seed {seed}"
-
-
-def run_dir(name: str, clean: bool = True) -> os.PathLike[str]:
-    """A scratch folder ``runs/<name>`` at the repository root (gitignored) for Trainer outputs.
-
-    Args:
-        name: a short folder name, such as ``"05_events"``.
-        clean: delete what an earlier run left there, so each notebook run starts from nothing.
-    """
-    import shutil
-    from pathlib import Path
-
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise ValueError(f"name must be a plain folder name such as '05_events', got {name!r}.")
-    folder = Path(__file__).resolve().parent.parent / "runs" / name
-    if clean and folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder

@@ -7,7 +7,7 @@
 - :func:`event_kwargs_table`: per event, how often it fired and which keyword arguments held a value.
 - :func:`unknown_event_methods`: the ``on_*`` methods of a callback that no event calls (misspellings).
 
-Lesson 05 re-exports these names from ``helpers.lessons.lesson_05``, where later lessons import them.
+Lesson 05 and later lessons import them from here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Positive reviews are rare: 1 in 10. The task: train the capstone model so that the **minority-class F1** (the F1
 of ``positive``) reaches :data:`GOAL_F1` on reviews the learner's code never sees. The notebook, the check
-(``helpers.checks.lesson_12``), the reference solution and ``tools/capstone_goal.py`` all read the task here:
+(``exercises.checks.lesson_12``), the reference solution and ``tools/capstone_goal.py`` all read the task here:
 
 * :func:`load_data`: the tokenized training and validation splits a learner works with;
 * :func:`model_init`: a fresh capstone model, meant for ``Trainer(model_init=capstone.model_init)``: the Trainer
@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from helpers import SEED as COURSE_SEED
+from helpers.device import SEED as COURSE_SEED
 
 POSITIVE_SHARE = 0.1  # 1 positive review for 9 negative ones, in every split
 # Chosen from tools/capstone_goal.py's measurement over 10 seeds (its figures and date are in the teacher's guide).

@@ -8,6 +8,7 @@ data *and* builds its model for the CPU.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,3 +48,22 @@ def active_profile() -> CourseProfile:
             "(it calls helpers.setup_notebook()); a script calls helpers.setup_notebook(announce=False)."
         )
     return _active
+
+
+def run_dir(name: str, clean: bool = True) -> os.PathLike[str]:
+    """A scratch folder ``runs/<name>`` at the repository root (gitignored) for Trainer outputs.
+
+    Args:
+        name: a short folder name, such as ``"05_events"``.
+        clean: delete what an earlier run left there, so each notebook run starts from nothing.
+    """
+    import shutil
+    from pathlib import Path
+
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a plain folder name such as '05_events', got {name!r}.")
+    folder = Path(__file__).resolve().parent.parent / "runs" / name
+    if clean and folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

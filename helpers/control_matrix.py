@@ -8,8 +8,8 @@
 - :func:`measure_control_matrix`: one ``train()`` per (event, flag), each with its probe.
 - :func:`matrix_readings`: the lesson's six readings of the matrix, each true or false on a measured matrix.
 
-Lesson 06 re-exports the first five names from ``helpers.lessons.lesson_06``, where later lessons and tests
-import them.
+Lesson 06's exported module (``helpers.lessons.lesson_06``) imports the first five names from here, so later
+lessons and tests may import them from either; this module imports nothing of the lessons.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from transformers import TrainerCallback, TrainerControl
 
-from helpers.lessons.lesson_05 import check_event
+from helpers.callback_events import check_event
 
 CONTROL_FLAGS: tuple[str, ...] = tuple(field.name for field in dataclasses.fields(TrainerControl))
 

@@ -13,6 +13,9 @@ import random
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+SEED = 42
+"""The course's seed: notebooks, tests and scripts seed with it unless told otherwise."""
+
 PROFILE_ENV = "COURSE_PROFILE"
 PROFILE_NAMES = ("cpu", "cuda", "mps")
 
@@ -202,13 +205,11 @@ def course_profile(name: str | None = None, hardware: Hardware | None = None) ->
 
 
 def seed_everything(seed: int | None = None) -> int:
-    """Seed Python, NumPy and torch (CPU and all GPUs) and return the seed (default: the course's, ``helpers.SEED``).
+    """Seed Python, NumPy and torch (CPU and all GPUs) and return the seed (default: the course's, :data:`SEED`).
 
     ``transformers.set_seed`` does the same for the libraries; we call it so that one call covers all.
     """
     if seed is None:
-        from helpers import SEED
-
         seed = SEED
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}.")

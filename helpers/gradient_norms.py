@@ -5,7 +5,7 @@ about to use), the L2 norm of each layer's gradients in one pass (``group_gradie
 every gradient value at chosen steps for histograms. ``GradientNormTrainer`` does the same work in a
 ``training_step`` override (before clipping); ``SeedStyleGradientPrinter`` is the source posts' way (one mean and
 one printed line per parameter); ``direct_group_norms`` computes the norms one parameter at a time, as a reference.
-Lesson 08 re-exports every name from ``helpers.lessons.lesson_08``.
+Lesson 08 and later lessons import them from here.
 """
 
 from __future__ import annotations

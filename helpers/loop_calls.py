@@ -5,7 +5,7 @@ events, nested as they ran: the data behind lesson 05's loop map (:func:`helpers
   ``recorder.callback()`` notes every event; both write :class:`LoopCall` items to ``recorder.calls``.
 - :func:`record_loop_map`: one tiny, fixed run (CPU, fp32) recorded that way; the same map on every machine.
 
-Lesson 05 re-exports these names from ``helpers.lessons.lesson_05``, where later lessons import them.
+Lesson 05 and later lessons import them from here.
 """
 
 from __future__ import annotations

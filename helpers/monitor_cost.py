@@ -1,7 +1,7 @@
 """What watching the gradients costs: step times of a Trainer plain, with the gradient recorder, with the posts'
 printer, or with the recorder's work in a ``training_step`` override, and the monitors' own work timed alone
 (lesson 08's performance claim check, ``make bench``). The timing itself is ``helpers.performance``'s.
-Lesson 08 re-exports every name from ``helpers.lessons.lesson_08``.
+Lesson 08 and ``tools/bench.py`` import them from here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
-Shared by lesson 09, lesson 08 (``helpers.lessons.lesson_08``) and ``tools/bench.py``. What the lesson teaches
+Shared by lesson 09, lesson 08 (``helpers.monitor_cost``) and ``tools/bench.py``. What the lesson teaches
 (which switch to flip, and why) stays in the notebook, which writes its ``TrainingArguments`` and ``Trainer`` out
 with :data:`MEASUREMENT_SETTINGS` (defined here, re-exported by lesson 09; the bench builds the same Trainers
 through lesson 01's ``make_trainer``); this module only measures, the same way everywhere:
@@ -423,7 +423,7 @@ def save_figures(lesson_number: str, figures: Mapping[str, Any]) -> Any:
     import os
     from pathlib import Path
 
-    from helpers.registry import lesson
+    from course_facts.registry import lesson
 
     if not isinstance(figures, Mapping):
         raise PerformanceError(f"figures must be a dict of measured values, got {type(figures).__name__}.")

@@ -56,8 +56,8 @@ def make_trainer(
     import torch
     from transformers import Trainer, TrainingArguments
 
-    from helpers import SEED, run_dir
-    from helpers.context import active_profile
+    from helpers.context import active_profile, run_dir
+    from helpers.device import SEED
 
     fields = {f.name for f in dataclasses.fields(TrainingArguments)}
     arguments: dict[str, Any] = dict(report_to="none", save_strategy="no", seed=SEED)

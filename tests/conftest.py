@@ -23,7 +23,7 @@ GUARD_DIR = ROOT / "tools" / "network_guard"
 sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
 
-from helpers.pins import OFFLINE_ENV  # noqa: E402
+from course_facts.pins import OFFLINE_ENV  # noqa: E402
 from tools import suite_order  # noqa: E402
 
 # make test runs in several processes (pytest-xdist): they share the log of the process that started them, so

@@ -1,4 +1,4 @@
-"""Shared by the tests/test_answers_lesson_NN.py files: each lists, per exercise of its lesson (keyed by the
+"""Shared by the tests/lesson_NN/test_answers.py files: each lists, per exercise of its lesson (keyed by the
 exercise's variable, ``"q1"``), answers written the way learners write them: ``CORRECT`` must pass, ``MISTAKES``
 must fail with the part of the hint that names the mistake. ``MISTAKES`` is the course's one list of realistic
 wrong answers; the lesson is the test file's own number, so no file types an exercise id."""
@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from helpers.checks import PASSED, WRONG
+from exercises.checks import PASSED, WRONG
 
 
 def exercise(lesson: str, key: str) -> Any:
-    """The exercise ``key`` (``"q1"``) of lesson ``lesson`` (``"05"``): ``helpers.checks.lesson_05.q1``."""
-    return getattr(importlib.import_module(f"helpers.checks.lesson_{lesson}"), key)
+    """The exercise ``key`` (``"q1"``) of lesson ``lesson`` (``"05"``): ``exercises.checks.lesson_05.q1``."""
+    return getattr(importlib.import_module(f"exercises.checks.lesson_{lesson}"), key)
 
 
 def lesson_of(module_name: str) -> str:
-    """``"05"`` for ``test_answers_lesson_05``; a clear error for any other module."""
-    found = re.fullmatch(r"(?:.*\.)?test_answers_lesson_(\d\d)", module_name)
+    """``"05"`` for ``lesson_05.test_answers``; a clear error for any other module."""
+    found = re.fullmatch(r"(?:.*\.)?lesson_(\d\d)\.test_answers", module_name)
     if found is None:
-        raise ValueError(f"answer_tests() belongs in a file named test_answers_lesson_NN.py, not {module_name!r}.")
+        raise ValueError(f"answer_tests() belongs in a file tests/lesson_NN/test_answers.py, not {module_name!r}.")
     return found.group(1)
 
 

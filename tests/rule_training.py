@@ -1,4 +1,4 @@
-"""Quiet, tiny Trainers for the rule tests (tests/test_rules_lesson_NN.py): each trains in well under a second on
+"""Quiet, tiny Trainers for the rule tests (tests/lesson_NN/test_rules.py): each trains in well under a second on
 one thread, on ``TinyModel`` (a forward without ``**kwargs``) or a BERT or Llama classifier built from a config, so
 a rule is tried on the cases a learner meets beyond the lesson's own run (uneven last micro-batch, accumulation,
 another model)."""
@@ -13,7 +13,7 @@ from datasets import Dataset
 from tiny_training import TinyModel, toy_dataset
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from helpers.checks import fixtures
+from exercises.checks import fixtures
 
 _QUIET = {"PrinterCallback", "ProgressCallback", "NotebookProgressCallback"}
 _FIELDS = {field.name for field in dataclasses.fields(TrainingArguments)}

@@ -14,14 +14,12 @@ import pytest
 from huggingface_hub import constants as hub_constants
 
 import helpers
-from helpers import data, device, models
-from helpers.checks import WRONG, Exercise, Wrong
-from helpers.checks.core import (
+from exercises.checks import WRONG, Exercise, Wrong
+from exercises.checks.core import (
     require_callback_result,
-    require_metrics_dict,
-    validated_compute_metrics,
 )
-from helpers.checks.lesson_05 import validated_callback
+from exercises.checks.lesson_05 import validated_callback
+from helpers import data, device, models
 
 CPU_ONLY = device.Hardware(
     cuda=False,
@@ -200,28 +198,6 @@ def test_unlabelled_plot() -> None:
 # --- learners' code handed to a Trainer -------------------------------------------------------------------------
 
 
-def test_compute_metrics_returning_a_float() -> None:
-    checked = validated_compute_metrics(lambda prediction: 0.8)
-    with pytest.raises(Wrong, match=r"must return a dict such as \{'accuracy': 0.8\}"):
-        checked(None)
-
-
-def test_compute_metrics_returning_a_list_value() -> None:
-    with pytest.raises(Wrong, match="single number.*float"):
-        require_metrics_dict({"accuracy": [0.8, 0.9]})
-
-
-def test_compute_metrics_with_a_non_string_key() -> None:
-    with pytest.raises(Wrong, match="must be strings"):
-        require_metrics_dict({0: 0.8})
-
-
-def test_good_metrics_pass() -> None:
-    import numpy as np
-
-    assert require_metrics_dict({"accuracy": np.float64(0.8), "count": 3, "f1": np.array(0.5)})
-
-
 def test_callback_event_returning_the_wrong_type() -> None:
     with pytest.raises(Wrong, match="must return None or the `control`"):
         require_callback_result(True, "on_step_end", "MyCallback")
@@ -266,7 +242,7 @@ def test_metrics_labels_missing() -> None:
 
 
 def test_gradient_groups_of_a_non_model() -> None:
-    from helpers.lessons import lesson_08 as gradients
+    from helpers import gradient_norms as gradients
 
     with pytest.raises(TypeError, match="torch.nn.Module"):
         gradients.parameter_groups("not a model")
@@ -285,4 +261,3 @@ def test_validated_wrappers_let_good_code_through() -> None:
         TrainingArguments(output_dir="unused", report_to="none"), TrainerState(), control
     )
     assert returned is control and control.should_training_stop
-    assert validated_compute_metrics(lambda prediction: {"accuracy": 1.0})(None) == {"accuracy": 1.0}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.pins import pinned, pinned_minor
+from course_facts.pins import pinned, pinned_minor
 from tools import bump
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,8 +61,8 @@ def test_a_bump_to_a_made_up_release_in_a_scratch_copy_edits_only_the_pin_files(
         assert [(a.lstrip("- "), b.lstrip("- ")) for a, b in changed] == [
             (f"transformers=={pinned()}", f"transformers=={MADE_UP}")
         ], name
-    read = subprocess.run([sys.executable, "-m", "helpers.pins"], cwd=scratch, capture_output=True, text=True)
-    assert read.stdout.strip() == MADE_UP, "the scratch copy does not read the new pin through helpers.pins"
+    read = subprocess.run([sys.executable, "-m", "tools.pins"], cwd=scratch, capture_output=True, text=True)
+    assert read.stdout.strip() == MADE_UP, "the scratch copy does not read the new pin through course_facts.pins"
     out = result.stdout
     assert f"transformers: {pinned()} -> {MADE_UP}" in out
     assert "not run (--offline)" in out and "Claims whose probe changed: unknown" in out

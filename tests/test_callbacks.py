@@ -8,8 +8,7 @@ import torch
 from tiny_training import TinyModel, toy_dataset
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainingArguments
 
-from helpers.lessons.lesson_03 import AppliedLRRecorder
-from helpers.lessons.lesson_05 import (
+from helpers.callback_events import (
     EventRecorder,
     LogRecorder,
     StateRecorder,
@@ -17,7 +16,8 @@ from helpers.lessons.lesson_05 import (
     is_trainer_callback,
     unknown_event_methods,
 )
-from helpers.lessons.lesson_06 import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
+from helpers.control_matrix import CONTROL_FLAGS, FlagProbe, flag_effect, measure_control_matrix, run_actions
+from helpers.lessons.lesson_03 import AppliedLRRecorder
 
 
 def _train(tmp_path, callbacks: list[TrainerCallback], **overrides) -> Trainer:

@@ -25,9 +25,9 @@ from sklearn.metrics import f1_score
 from transformers import DataCollatorWithPadding, Trainer, TrainerCallback, TrainingArguments
 
 import helpers
+from exercises.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Verdict
+from exercises.checks import lesson_12 as exercises
 from helpers import capstone
-from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Verdict
-from helpers.checks import lesson_12 as exercises
 from helpers.metrics import make_compute_metrics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,10 +116,10 @@ def test_seeded_trainer_seeds_before_it_calls_the_factory() -> None:
 
 
 def test_checks_and_solutions_do_not_import_each_other() -> None:
-    tree = ast.parse((ROOT / "helpers/solutions/lesson_12.py").read_text())
+    tree = ast.parse((ROOT / "exercises/solutions/lesson_12.py").read_text())
     imported = {getattr(node, "module", None) or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert not [name for name in imported if name.startswith("helpers.checks")], imported
+    assert not [name for name in imported if name.startswith("exercises.checks")], imported
 
 
 # --- q1: StopAtTargetF1 --------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,8 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from helpers.lessons.lesson_05 import callback_event_names  # noqa: E402
-from helpers.lessons.lesson_06 import CONTROL_FLAGS  # noqa: E402
+from helpers.callback_events import callback_event_names  # noqa: E402
+from helpers.control_matrix import CONTROL_FLAGS  # noqa: E402
 from tools import cheatsheet  # noqa: E402
 
 STALE = "docs/cheatsheet.md is stale: run `python -m tools.cheatsheet` and commit docs/cheatsheet*"
@@ -26,6 +27,18 @@ STALE = "docs/cheatsheet.md is stale: run `python -m tools.cheatsheet` and commi
 @pytest.fixture(scope="module")
 def sheet() -> Any:
     return cheatsheet.collect()
+
+
+def python_blocks(markdown: str) -> list[str]:
+    """The fenced ``python`` blocks of a page, in order (the tests execute each one as it is written)."""
+    return re.findall(r"(?ms)^```python\n(.*?)^```$", markdown)
+
+
+def lesson_headings(notebook: str) -> list[str]:
+    """The ``##`` headings of a committed lesson, in order."""
+    cells = json.loads((ROOT / "notebooks" / notebook).read_text(encoding="utf-8"))["cells"]
+    lines = ("".join(cell["source"]).splitlines() for cell in cells if cell["cell_type"] == "markdown")
+    return [line[3:].strip() for block in lines for line in block if line.startswith("## ")]
 
 
 def _sha(text: str) -> str:
@@ -54,7 +67,7 @@ def test_every_python_block_on_the_page_runs_as_written() -> None:
     installed Trainer's parameters (no made-up ``torch.Module``, no dropped ``num_items_in_batch``)."""
     from transformers import Trainer, TrainerCallback
 
-    blocks = cheatsheet.python_blocks(cheatsheet.PAGE.read_text(encoding="utf-8"))
+    blocks = python_blocks(cheatsheet.PAGE.read_text(encoding="utf-8"))
     assert len(blocks) == 2, "the callback example and the override template"
     namespaces = []
     for block in blocks:
@@ -109,7 +122,7 @@ def test_matrix_and_baseline_come_from_a_lessons_data(sheet: Any) -> None:
     assert matrix.flags == list(CONTROL_FLAGS)
     assert len(matrix.cells) == len(matrix.events) >= 10 and all(len(row) == len(CONTROL_FLAGS) for row in matrix.cells)
     assert "epoch_steps" in matrix.baseline
-    assert matrix.section in cheatsheet.lesson_headings(matrix.lesson), "the link goes to the section showing it"
+    assert matrix.section in lesson_headings(matrix.lesson), "the link goes to the section showing it"
 
 
 def _fixture_lesson(tmp_path: Path, name: str, data: dict[str, Any] | None, source: str = "display(...)") -> Any:
@@ -174,7 +187,7 @@ def test_signatures_are_the_installed_ones(sheet: Any) -> None:
 
 def test_every_pitfall_links_to_a_section_of_its_lesson() -> None:
     for text, notebook, heading in cheatsheet.pitfall_rows():
-        assert heading in cheatsheet.lesson_headings(notebook), f"{notebook} has no section {heading!r} ({text})"
+        assert heading in lesson_headings(notebook), f"{notebook} has no section {heading!r} ({text})"
     assert cheatsheet.heading_anchor("4. `tokenizer=` is gone: use `processing_class=`") == (
         "4-tokenizer-is-gone-use-processing_class"
     )

@@ -1,4 +1,4 @@
-"""`python -m helpers.check_old_code` flags every 4.x pattern of the example script, and nothing in our own code."""
+"""`python -m check_old_code` flags every 4.x pattern of the example script, and nothing in our own code."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import check_old_code
-from helpers.check_old_code import KIND_LESSONS, CheckOldCodeError, check_paths, check_source, lesson_for
-from helpers.check_old_code.trl_history import TRL_REMOVED_FIELDS
-from helpers.registry import ROOT, lessons
+import check_old_code
+from check_old_code import KIND_LESSONS, CheckOldCodeError, check_paths, check_source, lesson_for
+from check_old_code.trl_history import TRL_REMOVED_FIELDS
+from course_facts.registry import ROOT, lessons
 
 EXAMPLE = ROOT / "docs" / "examples" / "old_trainer_code.py"
 
@@ -108,7 +108,7 @@ def test_each_kind_points_to_its_lesson_in_the_registry() -> None:
 
 
 def test_course_solutions_have_no_findings() -> None:
-    report = check_paths([ROOT / "helpers" / "solutions"])
+    report = check_paths([ROOT / "exercises" / "solutions"])
     assert len(report.files) >= 10
     assert report.findings == [], [f.format() for f in report.findings]
 
@@ -256,7 +256,7 @@ def test_notebook_cells_lines_and_magics(tmp_path) -> None:
 
 
 def test_cli_exit_codes_and_output(tmp_path, capsys) -> None:
-    command = [sys.executable, "-m", "helpers.check_old_code"]
+    command = [sys.executable, "-m", "check_old_code"]
     flagged = subprocess.run([*command, str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT)
     assert flagged.returncode == 1
     assert f"{EXAMPLE}:{_line_of('warmup_ratio=0.1,')}: TrainingArguments has no `warmup_ratio`" in flagged.stdout
@@ -1266,7 +1266,7 @@ def test_a_run_over_many_files_takes_about_one_transformers_import(tmp_path) -> 
     script = (
         "import time, json, sys\n"
         "start = time.perf_counter()\nfrom transformers import Trainer\nimported = time.perf_counter()\n"
-        "from helpers.check_old_code import check_paths\nreport = check_paths([sys.argv[1]])\n"
+        "from check_old_code import check_paths\nreport = check_paths([sys.argv[1]])\n"
         "print(json.dumps([imported - start, time.perf_counter() - imported, len(report.files)]))\n"
     )
     run = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
@@ -1278,7 +1278,7 @@ def test_a_run_over_many_files_takes_about_one_transformers_import(tmp_path) -> 
 # ---------------------------------------------------------------------------------------------------------------
 # The package: one concern a module, small modules, imports that only go down, one reader of the ladder
 # ---------------------------------------------------------------------------------------------------------------
-PACKAGE = ROOT / "helpers" / "check_old_code"
+PACKAGE = ROOT / "check_old_code"
 
 
 def _package_imports() -> dict[str, set[str]]:

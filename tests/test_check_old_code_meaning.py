@@ -1,4 +1,4 @@
-"""``helpers.check_old_code`` on code whose names still exist but whose meaning changed (issue 61): values
+"""``check_old_code`` on code whose names still exist but whose meaning changed (issue 61): values
 (``report_to=None``, ``args.local_rank == 0``, ``len(args.fsdp)``), hooks the installed Trainer never calls, a
 file's own ``self.`` calls of inherited methods, changes older than the ladder (read from the 4.x wheels), and
 errors swallowed by ``except Exception``. Each family has a trap and correct code that is left alone.
@@ -6,8 +6,8 @@ errors swallowed by ``except Exception``. Each family has a trap and correct cod
 
 from __future__ import annotations
 
-from helpers.check_old_code import check_source
-from helpers.check_old_code.ladder_results import history, old_default, old_releases_setting
+from check_old_code import check_source
+from check_old_code.ladder_results import history, old_default, old_releases_setting
 
 
 def _kinds(source: str) -> list[tuple[int, str]]:

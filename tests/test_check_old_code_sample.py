@@ -1,4 +1,4 @@
-"""``helpers.check_old_code`` on what the fresh blind sample of the corpus (issue 61, second block of
+"""``check_old_code`` on what the fresh blind sample of the corpus (issue 61, second block of
 ``tests/check_old_code_corpus/manifest.toml``) showed it getting wrong: a base Trainer class reading attributes its
 subclasses provide (vec2text's ``BaseTrainer``), and ``super().__init__`` in a Trainer subclass with a mixin base the
 checker cannot read (trapper's ``TransformerTrainer(Trainer, Registrable)``). Each has a trap and correct code left
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.check_old_code import check_paths, check_source
+from check_old_code import check_paths, check_source
 
 
 def _kinds_of(path: Path) -> list[tuple[int, str]]:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from helpers.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Exercise, Wrong, learner_code
+from exercises.checks import CHECK_FAILED, NOT_ATTEMPTED, PASSED, WRONG, Exercise, Wrong, learner_code
 
 
 def _double_checker(answer):
@@ -72,7 +72,7 @@ def test_check_prints_once_and_returns_none(monkeypatch, capsys, answer, shown) 
 def test_a_wrong_callback_verdict_names_its_misspelled_events() -> None:
     from transformers import TrainerCallback
 
-    from helpers.checks.lesson_05 import misspelled_events_note
+    from exercises.checks.lesson_05 import misspelled_events_note
 
     class Typo(TrainerCallback):
         def on_evaluated(self, args, state, control, **kwargs):  # never called: the event is on_evaluate
@@ -97,17 +97,17 @@ def test_a_wrong_callback_verdict_names_its_misspelled_events() -> None:
 
 
 def test_bind_exercises_names_each_exercise_after_its_module_and_variable() -> None:
-    from helpers.checks.core import bind_exercises
+    from exercises.checks.core import bind_exercises
 
     first, second = (Exercise("a", _double_checker, "", None) for _ in range(2))
-    assert bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": first, "q2": second}) == [first, second]
+    assert bind_exercises({"__name__": "exercises.checks.lesson_21", "q1": first, "q2": second}) == [first, second]
     assert (first.name, second.name) == ("21.1", "21.2")
     with pytest.raises(ValueError, match="without a gap"):
-        bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": first, "q3": second})
+        bind_exercises({"__name__": "exercises.checks.lesson_21", "q1": first, "q3": second})
     with pytest.raises(ValueError, match="lesson_NN"):
-        bind_exercises({"__name__": "helpers.checks.core", "q1": first})
+        bind_exercises({"__name__": "exercises.checks.core", "q1": first})
     with pytest.raises(ValueError, match="not an Exercise"):
-        bind_exercises({"__name__": "helpers.checks.lesson_21", "q1": "first"})
+        bind_exercises({"__name__": "exercises.checks.lesson_21", "q1": "first"})
 
 
 def test_a_hang_names_the_learners_call_not_the_course_helper_it_went_through():
@@ -116,7 +116,7 @@ def test_a_hang_names_the_learners_call_not_the_course_helper_it_went_through():
     import os
 
     import helpers
-    from helpers.checks.processes import waiting_in_collective
+    from exercises.checks.processes import waiting_in_collective
 
     course = os.path.dirname(helpers.__file__)
     stack = "\n".join(

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+from course_facts.pins import pinned  # noqa: E402
 from helpers.device import versions  # noqa: E402
-from helpers.pins import pinned  # noqa: E402
 from tools import colab_setup  # noqa: E402
 from tools.notebook_format import course_config, setup_cell_source  # noqa: E402
 
@@ -247,7 +247,7 @@ def test_every_committed_notebook_opens_with_the_set_up_code_collapsed(path: Pat
 def test_the_shared_parts_collapse_the_set_up_cell_of_a_new_notebook() -> None:
     import nbformat
 
-    from helpers.registry import lessons
+    from course_facts.registry import lessons
     from tools.notebook_format import apply_shared_parts
 
     nb = nbformat.v4.new_notebook()

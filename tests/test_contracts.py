@@ -16,7 +16,7 @@ from notebook_sources import notebook_python
 from transformers import Trainer, TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_utils import SchedulerType
 
-from helpers.lessons.lesson_05 import callback_event_names
+from helpers.callback_events import callback_event_names
 from helpers.trainers import make_trainer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -268,7 +268,7 @@ def test_training_arguments_used_by_the_course_exist(place: str) -> None:
         missing = sorted(keywords - fields - {"self"})
         assert not missing, (
             f"{place} passes {missing} to {name}, which the installed transformers and trl do not have: "
-            f"update {place} (see helpers/old_arguments.py for renamed and removed arguments)"
+            f"update {place} (see check_old_code/old_arguments.py for renamed and removed arguments)"
         )
 
 
@@ -288,12 +288,15 @@ def test_the_course_uses_training_arguments_somewhere() -> None:
 # --- The 4.8.2 -> 5.x map ------------------------------------------------------------------------------------
 
 
-def test_migration_map_matches_the_installed_version() -> None:
-    from helpers import old_arguments as migration
+def test_old_arguments_map_matches_the_installed_version() -> None:
+    """Each 4.8.2 argument's fate (kept, renamed, removed) in check_old_code/old_arguments.py holds on the installed
+    release."""
+    from check_old_code import old_arguments
 
-    problems = migration.check_fates()
+    problems = old_arguments.check_fates()
     assert not problems, (
-        "the 4.8.2 -> 5.x map is out of date: update helpers/old_arguments.py and lesson 02:\n" + "\n".join(problems)
+        "the 4.8.2 -> 5.x map is out of date: update check_old_code/old_arguments.py and lesson 02:\n"
+        + "\n".join(problems)
     )
 
 

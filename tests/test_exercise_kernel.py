@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from helpers.checks import lesson_11
+from exercises.checks import lesson_11
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def run_cells() -> Iterator[Callable[[list[str]], list[Any]]]:
 
 def test_one_exercise_per_lesson_in_a_real_kernel(run_cells) -> None:
     sources = [
-        f"from helpers.checks import lesson_{lesson} as exercises\n{answer}\nexercises.{question}.check()"
+        f"from exercises.checks import lesson_{lesson} as exercises\n{answer}\nexercises.{question}.check()"
         for lesson, (question, answer) in ANSWERS.items()
     ]
     cells = run_cells([*sources, "exercises.q2.check()"])  # lesson 11's q2 left as the stub
@@ -153,7 +153,7 @@ def _exercise_cells() -> list[tuple[str, str, str]]:
     import importlib
     import re
 
-    from helpers.registry import lessons
+    from course_facts.registry import lessons
 
     found = []
     for lesson in lessons():
@@ -161,7 +161,7 @@ def _exercise_cells() -> list[tuple[str, str, str]]:
         for cell in nb.cells:
             match = re.search(r"exercises\.(q\d)\.check\(\)", cell.source) if cell.cell_type == "code" else None
             if match:
-                module = importlib.import_module(f"helpers.checks.lesson_{lesson.number}")
+                module = importlib.import_module(f"exercises.checks.lesson_{lesson.number}")
                 found.append((lesson.file, getattr(module, match.group(1)).answer_name, cell.source))
     return found
 
@@ -189,7 +189,7 @@ def test_an_answer_written_in_another_cell_survives_running_the_exercise_cell_tw
     answer is defined in a cell of its own."""
     notebook, name, source = next(cell for cell in _exercise_cells() if cell[0].startswith("03_"))
     assert name == "cosine_multiplier_at_70"  # which the other test in this kernel leaves undefined
-    cells = run_cells(["from helpers.checks import lesson_03 as exercises", source, f"{name} = 0.25", source, source])
+    cells = run_cells(["from exercises.checks import lesson_03 as exercises", source, f"{name} = 0.25", source, source])
     shown = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in cells]
     assert "Not attempted" in shown[1], shown[1]
     assert "✔ Correct" in shown[3] and "✔ Correct" in shown[4], (notebook, shown[3:])

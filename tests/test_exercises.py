@@ -1,6 +1,6 @@
 """Every exercise of every lesson: the solution passes, the untouched stub is 'not attempted', and each
 exercise is named after its module and variable. Exercises are discovered, so a new lesson is covered; the
-realistic wrong answers are tried in tests/test_answers_lesson_NN.py."""
+realistic wrong answers are tried in tests/lesson_NN/test_answers.py."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import re
 
 import pytest
 
-import helpers.checks
-from helpers.checks import NOT_ATTEMPTED, PASSED, Exercise
-from helpers.checks.core import solution_source
+import exercises.checks
+from exercises.checks import NOT_ATTEMPTED, PASSED, Exercise
+from exercises.checks.core import solution_source
 
 
 def all_exercises() -> list[Exercise]:
     found = []
-    for info in pkgutil.iter_modules(helpers.checks.__path__):
+    for info in pkgutil.iter_modules(exercises.checks.__path__):
         if info.name.startswith("lesson_"):
-            module = importlib.import_module(f"helpers.checks.{info.name}")
+            module = importlib.import_module(f"exercises.checks.{info.name}")
             found += [value for value in vars(module).values() if isinstance(value, Exercise)]
     return sorted(found, key=lambda exercise: exercise.name)
 
@@ -30,9 +30,9 @@ IDS = [exercise.name for exercise in EXERCISES]
 
 
 def test_every_exercise_is_named_after_its_lesson_module_and_variable() -> None:
-    for info in pkgutil.iter_modules(helpers.checks.__path__):
+    for info in pkgutil.iter_modules(exercises.checks.__path__):
         if info.name.startswith("lesson_"):
-            module = importlib.import_module(f"helpers.checks.{info.name}")
+            module = importlib.import_module(f"exercises.checks.{info.name}")
             for key, value in vars(module).items():
                 if isinstance(value, Exercise):
                     assert value.name == f"{info.name[-2:]}.{key[1:]}", (info.name, key, value.name)
@@ -42,7 +42,7 @@ def test_every_lesson_has_two_to_four_exercises() -> None:
     per_lesson: dict[str, int] = {}
     for exercise in EXERCISES:
         per_lesson[exercise.name.split(".")[0]] = per_lesson.get(exercise.name.split(".")[0], 0) + 1
-    assert per_lesson, "no exercises found under helpers/checks/lesson_*.py"
+    assert per_lesson, "no exercises found under exercises/checks/lesson_*.py"
     for lesson, count in per_lesson.items():
         assert 2 <= count <= 4, f"lesson {lesson} has {count} exercises; the course asks for 2 to 4"
 
@@ -81,7 +81,8 @@ def test_checks_and_solutions_are_not_longer_than_the_lessons_code(lesson: str) 
     cells = json.loads(notebook.read_text())["cells"]
     lesson_code = sum(_non_blank_lines("".join(cell["source"])) for cell in cells if cell["cell_type"] == "code")
     exercise_code = sum(
-        _non_blank_lines((root / f"helpers/{part}/lesson_{lesson}.py").read_text()) for part in ("checks", "solutions")
+        _non_blank_lines((root / f"exercises/{part}/lesson_{lesson}.py").read_text())
+        for part in ("checks", "solutions")
     )
     assert exercise_code <= lesson_code, (
         f"lesson {lesson}: {exercise_code} lines of checks and solutions, {lesson_code} of notebook code"
@@ -137,7 +138,7 @@ def test_no_hint_holds_its_solutions_code(exercise: Exercise) -> None:
 
 
 def test_the_hint_check_finds_code_copied_from_a_solution() -> None:
-    from helpers.solutions import lesson_05
+    from exercises.solutions import lesson_05
 
     copied = "append (state.global_step, metrics['eval_loss']) in on_evaluate"  # the old hint of 05.1
     assert _shared_code(lesson_05.EvalLossHistory, copied)

@@ -1,6 +1,6 @@
 """The first check of every exercise, timed in a fresh kernel right after the set-up cell (tools/first_checks.py:
 one new process runs the set-up cell, then forks a child per exercise): each passes with the reference solution
-(helpers.solutions, so the participant copy leaves this test out) within 5 s, the capstone's project and the
+(exercises.solutions, so the participant copy leaves this test out) within 5 s, the capstone's project and the
 two-process hang diagnosis excepted (they keep their own limits and their own tests).
 
 The CPU time of each check is held to the limit always. The wall time is held to it when the machine was quiet
@@ -34,7 +34,7 @@ def test_every_first_check_passes_within_its_limit() -> None:
 
 def test_every_exercise_is_timed() -> None:
     """The list of exercises comes from the check modules: a new exercise is timed without being named here."""
-    from helpers.checks import lesson_02, lesson_18
+    from exercises.checks import lesson_02, lesson_18
 
     ids = exercise_ids()
     assert {lesson_02.q1.name, lesson_18.q3.name} <= set(ids)

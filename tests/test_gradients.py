@@ -1,4 +1,4 @@
-"""Lesson 08's gradient code (helpers.lessons.lesson_08, with lesson 06's one-pass norms): the norms equal a direct
+"""Lesson 08's gradient code (helpers.gradient_norms, with lesson 06's one-pass norms): the norms equal a direct
 computation, and the callbacks work in a real Trainer."""
 
 from __future__ import annotations
@@ -8,18 +8,19 @@ import math
 
 import pytest
 import torch
+from tiny_training import tiny_trainer
 from torch import nn
 
-from helpers.lessons.lesson_06 import group_gradient_norms
-from helpers.lessons.lesson_08 import (
+from helpers.gradient_norms import (
     GradientNormRecorder,
     SeedStyleGradientPrinter,
     direct_group_norms,
     gradient_values,
     layer_group,
-    monitoring_overhead,
     parameter_groups,
 )
+from helpers.lessons.lesson_06 import group_gradient_norms
+from helpers.monitor_cost import monitoring_overhead
 from helpers.performance import StepTimer
 
 
@@ -108,25 +109,19 @@ def test_bad_arguments_raise_clear_errors() -> None:
 
 def _tiny_trainer(callbacks: list, tmp_path, max_grad_norm: float = 1.0, steps: int = 4, trainer_class=None):  # type: ignore[no-untyped-def]
     from datasets import Dataset
-    from transformers import Trainer, TrainingArguments
 
-    trainer_class = trainer_class or Trainer
-    torch.manual_seed(0)
     rows = [{"input_ids": [i % 50, (3 * i) % 50, 7], "labels": i % 2} for i in range(64)]
-    args = TrainingArguments(
-        output_dir=str(tmp_path),
+    return tiny_trainer(
+        tmp_path,
+        callbacks,
+        trainer_class,
+        model=TinyClassifier,
+        train_dataset=Dataset.from_list(rows),
         per_device_train_batch_size=8,
         max_steps=steps,
         learning_rate=1e-1,
         max_grad_norm=max_grad_norm,
-        logging_steps=1,
-        report_to="none",
-        save_strategy="no",
-        use_cpu=True,
-        seed=0,
-        disable_tqdm=True,
     )
-    return trainer_class(model=TinyClassifier(), args=args, train_dataset=Dataset.from_list(rows), callbacks=callbacks)
 
 
 def test_recorder_in_a_trainer_sees_clipped_gradients(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -170,7 +165,7 @@ def test_monitoring_overhead_returns_ratios(tmp_path) -> None:  # type: ignore[n
 
 
 def test_subclass_records_the_same_norms_as_the_callback_before_clipping(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from helpers.lessons.lesson_08 import GradientNormTrainer
+    from helpers.gradient_norms import GradientNormTrainer
 
     recorder = GradientNormRecorder()
     _tiny_trainer([recorder], tmp_path, max_grad_norm=0.0, steps=3).train()  # no clipping: before = after
@@ -184,7 +179,7 @@ def test_subclass_records_the_same_norms_as_the_callback_before_clipping(tmp_pat
 
 
 def test_subclass_vs_callback_returns_the_ratio(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from helpers.lessons.lesson_08 import subclass_vs_callback
+    from helpers.monitor_cost import subclass_vs_callback
 
     built = []
 
@@ -204,7 +199,7 @@ def test_subclass_vs_callback_returns_the_ratio(tmp_path) -> None:  # type: igno
 
 
 def test_monitor_call_seconds_times_both_monitors() -> None:
-    from helpers.lessons.lesson_08 import monitor_call_seconds
+    from helpers.monitor_cost import monitor_call_seconds
 
     model = _model_with_grads()
     result = monitor_call_seconds(model, rounds=3, calls=2)
@@ -233,7 +228,7 @@ def test_recorder_keeps_exactly_the_filtered_parameters(tmp_path) -> None:  # ty
 
 def test_monitor_call_seconds_counts_more_tensors_on_a_deeper_model() -> None:
     """Lesson 08's old cost comparison by depth, moved here: more layers, more gradient tensors to read."""
-    from helpers.lessons.lesson_08 import monitor_call_seconds
+    from helpers.monitor_cost import monitor_call_seconds
 
     shallow = monitor_call_seconds(_model_with_grads(), rounds=2, calls=1)
     deeper = _model_with_grads()
@@ -242,15 +237,3 @@ def test_monitor_call_seconds_counts_more_tensors_on_a_deeper_model() -> None:
     deep = monitor_call_seconds(deeper, rounds=2, calls=1)
     assert deep["tensors"] == shallow["tensors"] + 2
     assert all(value > 0 for result in (shallow, deep) for value in result["call_seconds"].values())
-
-
-def test_lesson_08_re_exports_the_helpers_unchanged() -> None:
-    """The exported names of lesson 08 are the helpers modules' objects (a contract with lesson 15, the checks,
-    tools/bench.py and these tests)."""
-    from helpers import gradient_norms, monitor_cost
-    from helpers.lessons import lesson_08
-
-    for name in lesson_08.__all__:
-        source = gradient_norms if hasattr(gradient_norms, name) else monitor_cost
-        assert getattr(lesson_08, name) is getattr(source, name), name
-    assert {"GradientNormRecorder", "monitoring_overhead", "subclass_vs_callback"} <= set(lesson_08.__all__)

@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from helpers.pins import OFFLINE_ENV, pinned  # noqa: E402
+from course_facts.pins import OFFLINE_ENV, pinned  # noqa: E402
 from tools import ladder  # noqa: E402
 
 
@@ -26,18 +26,23 @@ def results() -> dict:
     return ladder.read_results()
 
 
+# probes.py and the parts it loads by path (the kit and the probes, by lesson topic)
+PROBE_MODULES = ("probes.py", "probe_kit.py", "probes_signatures.py", "probes_defaults.py", "probes_callbacks.py")
+
+
 def test_the_newest_rung_is_the_pin_and_every_release_is_written_once() -> None:
-    """The pin is requirements.txt's (helpers.pins): the ladder has no constant of its own, nor torch, nor the
+    """The pin is requirements.txt's (course_facts.pins): the ladder has no constant of its own, nor torch, nor the
     offline settings, nor the source posts' release."""
     assert ladder.RELEASES[-1].version == pinned() and ladder.TORCH == f"torch=={pinned('torch')}"
     assert ladder.OFFLINE is OFFLINE_ENV and ladder.probe_env()["HF_HUB_OFFLINE"] == "1"
-    from helpers.pins import SOURCE_RELEASE
+    from course_facts.pins import SOURCE_RELEASE
 
     assert ladder.ERA == SOURCE_RELEASE
     typed = [
         f"{path.name}:{number}"
         for path in sorted((ROOT / "tools" / "ladder").glob("*.py"))
-        if path.name != "probes.py"  # it runs inside other releases' environments: it cannot read helpers.pins
+        # the probes run inside other releases' environments: they cannot read course_facts.pins
+        if path.name not in PROBE_MODULES
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
         if pinned() in line or f"torch=={pinned('torch')}" in line or f'"{SOURCE_RELEASE}"' in line
     ]
@@ -45,14 +50,14 @@ def test_the_newest_rung_is_the_pin_and_every_release_is_written_once() -> None:
 
 
 def test_the_ladder_is_a_package_of_small_modules_that_shadow_nothing() -> None:
-    """probes.py runs by path (its folder is first on sys.path there): no module beside it may take the name of
-    a standard-library module. probes.py is kept whole; the others hold one concern each, none over 800 lines."""
+    """probes.py runs by path (its folder is first on sys.path there) and loads its parts beside it by path: no
+    module there may take the name of a standard-library module. Each holds one concern, none over 800 lines."""
     modules = sorted((ROOT / "tools" / "ladder").glob("*.py"))
-    assert {"__init__.py", "__main__.py", "probes.py"} <= {path.name for path in modules}
+    assert {"__init__.py", "__main__.py", *PROBE_MODULES} <= {path.name for path in modules}
     assert not (ROOT / "tools" / "ladder.py").exists()
     assert [path.stem for path in modules if path.stem in sys.stdlib_module_names] == []
     long = {path.name: n for path in modules if (n := len(path.read_text().splitlines())) > 800}
-    assert set(long) <= {"probes.py"}, long
+    assert long == {}, long
 
 
 def test_the_commands_run_as_a_module() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.release_facts import field_defaults, fields_set
+from check_old_code.release_facts import field_defaults, fields_set
 from tools.ladder.history import history_versions, read_history, read_release
 from tools.ladder.rungs import LadderError
 

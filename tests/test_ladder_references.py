@@ -1,6 +1,6 @@
 """The release ladder's "Tested in lesson NN §N" references point at sections the notebooks have.
 
-Each probe (``tools/ladder/probes.py``) and each source claim (``tools/ladder/era.py``) names, in ``where``, the
+Each probe (``tools/ladder/probes_*.py``) and each source claim (``tools/ladder/era.py``) names, in ``where``, the
 lesson sections that test its claim: parts such as ``02 §1``, ``17 §3 (fp16_backend, fp16_opt_level)`` or
 ``07 §5 (claim box)``, separated by ``"; "``. ``docs/ladder.md`` turns them into links. A lesson rewrite renumbers
 sections, so these tests read the notebooks (never run them) and fail when a part
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 from tools import ladder
 from tools.ladder.era import SOURCE_CLAIMS
 
@@ -98,7 +98,7 @@ def test_the_reference_names_a_section_the_lesson_has(name: str) -> None:
     assert not problems, (
         f"{name} says it is tested in {where!r}, but " + "; ".join(problems) + ". Read the notebook, find the "
         "section that now tests the claim (its claim box or tucked assert), and fix the where string in "
-        "tools/ladder/probes.py or tools/ladder/era.py; then refresh the results file's probe table and run "
+        "tools/ladder/probes_*.py or tools/ladder/era.py; then refresh the results file's probe table and run "
         "`python -m tools.ladder page`."
     )
 

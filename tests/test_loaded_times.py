@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.registry import Lesson, lessons  # noqa: E402
+from course_facts.registry import Lesson, lessons  # noqa: E402
 from tools import loaded_times  # noqa: E402
 
 

@@ -12,7 +12,8 @@ import pytest
 from matplotlib.figure import Figure
 from transformers import Trainer
 
-from helpers.lessons.lesson_05 import LOOP_METHODS, EventRecorder, LoopCall, LoopRecorder, record_loop_map
+from helpers.callback_events import EventRecorder
+from helpers.loop_calls import LOOP_METHODS, LoopCall, LoopRecorder, record_loop_map
 from helpers.plots.loop_map import plot_loop_map
 
 

@@ -24,7 +24,7 @@ def own_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_guard_is_installed_for_the_session() -> None:
-    assert guard.is_installed(), "tests/conftest.py should install the offline guard"
+    assert socket.socket.connect.__module__ == guard.__name__, "tests/conftest.py should install the offline guard"
     assert os.environ.get(guard.ENABLE_ENV) == "1"
     assert str(Path(guard.__file__).parent) in os.environ["PYTHONPATH"].split(os.pathsep)
 
@@ -80,7 +80,7 @@ def test_subprocesses_are_guarded_too(tmp_path: Path) -> None:
     log = tmp_path / "child.log"
     code = (
         "import socket, course_network_guard as g\n"
-        "assert g.is_installed(), 'sitecustomize did not install the guard'\n"
+        "assert socket.socket.connect.__module__ == g.__name__, 'sitecustomize did not install the guard'\n"
         "s = socket.socket()\n"
         "try:\n    s.connect(('203.0.113.7', 443))\nexcept g.NetworkAccessBlocked as e:\n    print('BLOCKED', e)\n"
     )
@@ -96,16 +96,6 @@ def test_subprocesses_are_guarded_too(tmp_path: Path) -> None:
     assert "203.0.113.7" in log.read_text()
 
 
-def test_uninstall_and_install_round_trip(own_log: Path) -> None:
-    patched = socket.socket.connect
-    guard.uninstall()
-    try:
-        assert not guard.is_installed() and socket.socket.connect is not patched
-    finally:
-        guard.install()
-    assert guard.is_installed()
-
-
 def test_jupyter_kernels_are_guarded(tmp_path: Path) -> None:
     """nbmake runs each notebook in a fresh kernel started by nbclient; that kernel must carry the guard."""
     import nbformat
@@ -113,7 +103,7 @@ def test_jupyter_kernels_are_guarded(tmp_path: Path) -> None:
 
     code = (
         "import socket, course_network_guard as g\n"
-        "assert g.is_installed(), 'the kernel has no offline guard'\n"
+        "assert socket.socket.connect.__module__ == g.__name__, 'the kernel has no offline guard'\n"
         "try:\n    socket.create_connection(('203.0.113.7', 443), timeout=1)\n"
         "except g.NetworkAccessBlocked:\n    print('BLOCKED')\n"
     )

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.registry import lessons  # noqa: E402
+from course_facts.registry import lessons  # noqa: E402
 from tools import notebook_format  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))

@@ -1,4 +1,4 @@
-"""The 4.8.2 -> 5.x TrainingArguments map in helpers.old_arguments agrees with the installed transformers."""
+"""The 4.8.2 -> 5.x TrainingArguments map in check_old_code.old_arguments agrees with the installed transformers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.old_arguments import (
+from check_old_code.old_arguments import (
     KEPT,
     LATER_ARGUMENTS,
     REMOVED,
@@ -21,7 +21,7 @@ from helpers.old_arguments import (
     wheel_fields,
 )
 
-# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m helpers.old_arguments`
+# The public fields of 4.8.2's TrainingArguments, read from the 4.8.2 wheel by `python -m tools.wheel_fields`
 # (the file's header says how); the map must cover exactly these, in this order.
 FIELDS_FILE = Path(__file__).parent / "data" / "training_arguments_4_8_2.txt"
 FIELDS_4_8_2 = [line for line in FIELDS_FILE.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
@@ -87,7 +87,7 @@ def test_fate_rejects_incomplete_entries() -> None:
 @pytest.mark.rule(
     lesson="17",
     section="Recap",
-    text="`helpers.old_arguments` lists the renamed and removed ones, and `port_kwargs` ports a dict of them",
+    text="`check_old_code.old_arguments` lists the renamed and removed ones, and `port_kwargs` ports a dict of them",
     covers=[
         "nine old arguments at once (renamed, removed, folded into optim)",
         "the ported dict builds TrainingArguments",
@@ -128,7 +128,7 @@ def test_port_kwargs_rejects_unknown_and_clashing_names() -> None:
 def test_map_agrees_with_the_release_ladder() -> None:
     """The ladder (docs/ladder/results.json) saw every renamed or removed name of the map go, on the way to the
     pinned release."""
-    from helpers.check_old_code import ladder, ladder_removal
+    from check_old_code import ladder, ladder_removal
 
     data = ladder()
     assert data["releases"], "docs/ladder/results.json is missing: run `make ladder`"

@@ -158,7 +158,7 @@ def test_every_notebook_is_copied_valid_and_without_outputs(copy_dir: Path) -> N
 
 
 def test_no_solutions_and_no_teacher_files(copy_dir: Path) -> None:
-    assert not (copy_dir / "helpers" / "solutions").exists()
+    assert not (copy_dir / "exercises" / "solutions").exists()
     for relative in participant_copies.TEACHER_ONLY:
         assert not (copy_dir / relative).exists(), f"{relative} is for teachers"
     for path in (copy_dir / "tests").glob("*.py"):
@@ -176,8 +176,8 @@ def test_the_folder_has_what_it_needs_to_work_alone(copy_dir: Path) -> None:
         "requirements.txt",
         "requirements-nodeps.txt",
         "helpers/__init__.py",
-        "helpers/checks/core.py",
-        "helpers/solutions.py",
+        "exercises/checks/core.py",
+        "exercises/solutions.py",
     ):
         assert (copy_dir / relative).is_file(), f"{relative} is missing"
     assert (copy_dir / participant_copies.MARKER).is_file()
@@ -187,13 +187,13 @@ def test_exercises_load_and_solutions_say_ask_your_teacher(copy_dir: Path) -> No
     """In a fresh interpreter that imports the copy's helpers: every lesson's exercises load, the stubs are
     'not attempted', and solution() prints the withheld message instead of crashing."""
     script = (
-        "import importlib, pkgutil, helpers, helpers.checks\n"
+        "import importlib, pkgutil, helpers, exercises.checks\n"
         "assert helpers.__file__.startswith(COPY), helpers.__file__\n"
-        "from helpers.checks import Exercise, NOT_ATTEMPTED\n"
+        "from exercises.checks import Exercise, NOT_ATTEMPTED\n"
         "count = 0\n"
-        "for info in pkgutil.iter_modules(helpers.checks.__path__):\n"
+        "for info in pkgutil.iter_modules(exercises.checks.__path__):\n"
         "    if info.name.startswith('lesson_'):\n"
-        "        module = importlib.import_module('helpers.checks.' + info.name)\n"
+        "        module = importlib.import_module('exercises.checks.' + info.name)\n"
         "        for exercise in [v for v in vars(module).values() if isinstance(v, Exercise)]:\n"
         "            assert exercise.evaluate(exercise.stub).status == NOT_ATTEMPTED, exercise.name\n"
         "            exercise.solution()\n"
@@ -211,7 +211,7 @@ def test_exercises_load_and_solutions_say_ask_your_teacher(copy_dir: Path) -> No
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    lessons = list((ROOT / "helpers" / "checks").glob("lesson_*.py"))
+    lessons = list((ROOT / "exercises" / "checks").glob("lesson_*.py"))
     if lessons:
         assert participant_copies.WITHHELD_MESSAGE in result.stdout
         assert "def " not in result.stdout and "class " not in result.stdout, "a solution's source leaked"
@@ -228,8 +228,8 @@ def test_a_second_run_replaces_the_first(copy_dir: Path) -> None:
     (copy_dir / "stale.txt").write_text("left over")
     report = participant_copies.make_copies(PARTICIPANTS, copy_dir)
     assert not (copy_dir / "stale.txt").exists()
-    assert any(path.startswith("helpers/solutions/") for path in report["left_out"]) or not list(
-        (ROOT / "helpers" / "solutions").glob("*.py")
+    assert any(path.startswith("exercises/solutions/") for path in report["left_out"]) or not list(
+        (ROOT / "exercises" / "solutions").glob("*.py")
     )
     assert (copy_dir / "Makefile").is_file() and (copy_dir / participant_copies.MARKER).is_file()
 
@@ -237,10 +237,10 @@ def test_a_second_run_replaces_the_first(copy_dir: Path) -> None:
 @pytest.mark.parametrize(
     "source, needs",
     [
-        ("from helpers.solutions import lesson_04", True),
-        ('check_paths([ROOT / "helpers" / "solutions"])', True),
-        ("path = 'helpers/solutions/lesson_04.py'", True),
-        ("from helpers.checks import lesson_04", False),
+        ("from exercises.solutions import lesson_04", True),
+        ('check_paths([ROOT / "exercises" / "solutions"])', True),
+        ("path = 'exercises/solutions/lesson_04.py'", True),
+        ("from exercises.checks import lesson_04", False),
     ],
 )
 def test_a_test_that_uses_the_solutions_is_recognised(tmp_path: Path, source: str, needs: bool) -> None:
@@ -287,7 +287,7 @@ def test_the_guides_steps_publish_a_repository_a_learner_clones_and_tests(
     participant_copies.publish_locally(out, "main")
     committed = _git(out, "ls-files").splitlines()
     assert marker not in committed and (out / marker).is_file(), "the marker is committed, or gone"
-    assert "README.md" in committed and "helpers/solutions.py" in committed
+    assert "README.md" in committed and "exercises/solutions.py" in committed
     assert not _git(out, "status", "--porcelain"), "git add -A left files out"
     participant_copies.make_copies(PARTICIPANTS, out)
     assert (out / ".git").is_dir() and not _git(out, "status", "--porcelain"), "a second run changed the copy"
@@ -316,9 +316,9 @@ def test_the_guides_steps_publish_a_repository_a_learner_clones_and_tests(
 def test_no_learner_facing_file_of_the_copy_names_a_file_the_copy_lacks(copy_dir: Path) -> None:
     """The README, the lessons, the helpers (whose docstrings a learner reads with help()), the data sheet, the
     cheat sheet and the book's configuration name no file that was left out (docs/workshop.md, the tools and tests
-    for teachers). ``helpers/solutions`` is the stand-in module here."""
+    for teachers). ``exercises/solutions`` is the stand-in module here."""
     files = participant_copies.repository_files()
-    missing = sorted({path for path in files if participant_copies.is_left_out(path)} - {"helpers/solutions"})
+    missing = sorted({path for path in files if participant_copies.is_left_out(path)} - {"exercises/solutions"})
     missing = [path for path in missing if not path.startswith(participant_copies.SOLUTIONS_DIR)]
     assert "docs/workshop.md" in missing and "tools/participant_copies.py" in missing
     read = [copy_dir / "README.md", copy_dir / participant_copies.MARKER, copy_dir / "data" / "README.md"]

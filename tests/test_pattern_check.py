@@ -48,7 +48,7 @@ def test_a_shown_cell_using_a_tucked_name_fails(tmp_path: Path) -> None:
         tmp_path,
         ("class Hidden:\n    pass\n", ["hide-input"]),
         ("x = Hidden()\n", []),
-        ("from helpers.checks import lesson_99 as exercises\nexercises.q1.check()\nHidden\n", []),
+        ("from exercises.checks import lesson_99 as exercises\nexercises.q1.check()\nHidden\n", []),
     )
     assert len(report.needs_tucked) == 1 and "Hidden" in report.needs_tucked[0]
 

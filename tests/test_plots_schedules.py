@@ -84,7 +84,7 @@ def test_every_step_driven_type_warms_up_to_the_peak(name: str) -> None:
 def test_the_applied_rate_of_a_real_run_is_the_curve() -> None:
     """Lesson 03's exported recorder, on a run built by lesson 01's factory: the rate each update used is the
     planned curve, and the last linear update uses peak / (N - warmup), not 0."""
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.lessons.lesson_03 import AppliedLRRecorder
     from helpers.trainers import make_trainer
 

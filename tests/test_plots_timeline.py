@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.figure import Figure
 
-from helpers.lessons.lesson_05 import EventRecord
+from helpers.callback_events import EventRecord
 from helpers.plots.timeline import plot_event_timeline, timeline_points
 
 

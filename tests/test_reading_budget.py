@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 from tools import reading_time
 from tools.reading_time import HELD, Reading, is_tucked, over_budget, read_lesson, release_sentences
 

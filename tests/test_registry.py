@@ -1,4 +1,4 @@
-"""helpers.registry: lessons.toml is the one list of lessons, read by every page and tool."""
+"""course_facts.registry: lessons.toml is the one list of lessons, read by every page and tool."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import registry
-from helpers.registry import RegistryError, lesson, lessons, neighbours, record_time
+from course_facts import registry
+from course_facts.registry import RegistryError, lesson, lessons, neighbours, record_time
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -60,16 +60,16 @@ def test_a_new_measurement_lands_after_the_lessons_fields_not_between_file_and_t
 
 
 def test_the_registry_and_the_package_import_without_the_libraries() -> None:
-    """``import helpers.registry`` is a TOML reader: no torch, transformers or datasets, few modules."""
+    """``import course_facts.registry`` is a TOML reader: no torch, transformers or datasets, few modules."""
     code = (
-        "import sys; before = len(sys.modules); import helpers.registry, helpers; "
+        "import sys; before = len(sys.modules); import course_facts.registry, helpers; "
         "heavy = [name for name in ('torch', 'transformers', 'datasets') if name in sys.modules]; "
         "print(len(sys.modules) - before, heavy)"
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     added, heavy = run.stdout.split(" ", 1)
     assert heavy.strip() == "[]", f"importing helpers loaded {heavy.strip()}"
-    assert int(added) <= 150, f"import helpers.registry loaded {added} modules (at most 150)"
+    assert int(added) <= 150, f"import course_facts.registry loaded {added} modules (at most 150)"
 
 
 def test_the_packages_names_load_on_first_use() -> None:

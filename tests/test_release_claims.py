@@ -8,7 +8,7 @@ read; every release that a sentence calls "the first" must be the ``first_new`` 
 characters and no full stop, by "the first") and adds the other order ("the first release that ... is X.Y.Z").
 
 A verdict ("holds on X.Y", "does not hold on X.Y", "changed in X.Y.Z", "no longer holds ... X.Y.Z") names the
-pinned release (``helpers.pins.pinned_minor()``, so a bump makes every verdict on the old pin fail here until it is
+pinned release (``course_facts.pins.pinned_minor()``, so a bump makes every verdict on the old pin fail here until it is
 re-read) or a release the ladder ran or read (a rung, a release the bisection ran, one the era read from its wheel).
 These tests only read the notebooks.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.pins import SOURCE_RELEASE, pinned, pinned_minor
+from course_facts.pins import SOURCE_RELEASE, pinned, pinned_minor
 from tools.bump import VERDICT
 from tools.verdicts import typed_pin
 

@@ -1,4 +1,4 @@
-"""helpers/release_facts.py: the one description of a release that the ladder's probes and the checker share."""
+"""check_old_code/release_facts.py: the one description of a release that the ladder's probes and the checker share."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import inspect
 
 import transformers.training_args as training_args
 
-from helpers import release_facts
+from check_old_code import release_facts
 from tools import ladder
 
 
@@ -71,7 +71,7 @@ class T:
 def test_the_probes_read_call_sites_and_members_as_the_checker_does() -> None:
     from transformers import Trainer
 
-    from helpers import check_old_code
+    import check_old_code
 
     probes = ladder.load_probes()
     assert probes.enum_members() == release_facts.enum_members(training_args)

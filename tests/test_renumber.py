@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 from tools import renumber
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ def test_moving_a_lesson_renames_its_files_and_its_tests_pass_in_the_copy(tmp_pa
     topic = last.file[len(last.number) :]
     assert (course / "notebooks" / f"{new}{topic}").is_file()
     assert not (course / "notebooks" / last.file).exists()
-    for folder in ("helpers/checks", "helpers/solutions"):
+    for folder in ("exercises/checks", "exercises/solutions"):
         assert (course / folder / f"lesson_{new}.py").is_file() and not (
             course / folder / f"lesson_{last.number}.py"
         ).exists()
@@ -51,12 +51,12 @@ def test_moving_a_lesson_renames_its_files_and_its_tests_pass_in_the_copy(tmp_pa
     navigation = (course / "notebooks" / before.file).read_text(encoding="utf-8")
     assert f"{new}{topic}" in navigation and last.file not in navigation, "the previous lesson links to the new file"
     code = (
-        f"from helpers.checks import lesson_{new} as m; "
+        f"from exercises.checks import lesson_{new} as m; "
         "print(' '.join(sorted(v.name for v in vars(m).values() if type(v).__name__ == 'Exercise')))"
     )
     ids = subprocess.run([sys.executable, "-c", code], cwd=course, capture_output=True, text=True, check=True)
     assert ids.stdout.split() and all(name.startswith(f"{new}.") for name in ids.stdout.split()), ids.stdout
-    tests = [f"tests/test_answers_lesson_{new}.py", "tests/test_registry.py", "tests/test_lessons_export.py"]
+    tests = [f"tests/lesson_{new}/test_answers.py", "tests/test_registry.py", "tests/test_lessons_export.py"]
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
         cwd=course,

@@ -23,7 +23,7 @@ def test_rule_sentence_is_in_the_main_text(rule: rules.Rule) -> None:
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_has_rules_registered(lesson: str) -> None:
     assert any(rule.lesson == lesson for rule in REGISTERED), (
-        f"lesson {lesson} has no rule registered: add tests/test_rules_lesson_{lesson}.py with a "
+        f"lesson {lesson} has no rule registered: add tests/lesson_{lesson}/test_rules.py with a "
         "@pytest.mark.rule(...) marker for each rule its main text states (tools/rules.py)"
     )
 
@@ -66,7 +66,8 @@ def test_sentence_only_in_a_box_or_under_another_heading_fails(tmp_path: Path) -
 
 
 def test_collector_reads_markers_without_importing(tmp_path: Path) -> None:
-    path = tmp_path / "test_rules_lesson_07.py"
+    path = tmp_path / "lesson_07" / "test_rules.py"
+    path.parent.mkdir()
     path.write_text(
         textwrap.dedent(
             """
@@ -85,21 +86,22 @@ def test_collector_reads_markers_without_importing(tmp_path: Path) -> None:
         ("5. A", "Sum it.", ("uneven batch", "accumulation 3")),
         ("Recap", "Always sum.", ("2 processes",)),
     ]
-    assert found[0].test.endswith("test_rules_lesson_07.py::test_sum")
+    assert found[0].test.endswith("lesson_07/test_rules.py::test_sum")
 
 
 @pytest.mark.parametrize(
     ("marker", "message"),
     [
         ('lesson="7", section="A", text="t", covers=["c"]', "two-digit number"),
-        ('lesson="08", section="A", text="t", covers=["c"]', "belongs in tests/test_rules_lesson_08.py"),
+        ('lesson="08", section="A", text="t", covers=["c"]', "belongs in tests/lesson_08/test_rules.py"),
         ('lesson="07", section="A", text="t", covers=[]', "covers= must be a non-empty list"),
         ('lesson="07", section="A", text="t"', "missing covers"),
         ('lesson="07", section="A", text=TEXT, covers=["c"]', "must be a literal"),
     ],
 )
 def test_collector_rejects_a_malformed_marker(tmp_path: Path, marker: str, message: str) -> None:
-    path = tmp_path / "test_rules_lesson_07.py"
+    path = tmp_path / "lesson_07" / "test_rules.py"
+    path.parent.mkdir()
     path.write_text(f"import pytest\n\n@pytest.mark.rule({marker})\ndef test_x():\n    pass\n")
     with pytest.raises(rules.RuleError, match=message):
         rules.rules_in(path)

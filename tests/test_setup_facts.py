@@ -130,6 +130,19 @@ def test_the_suite_breakdown_reads_files_and_notebooks_from_the_junit_report() -
         setup_facts.breakdown('<testsuites><testsuite tests="0" time="0"></testsuite></testsuites>')
 
 
+def test_a_lessons_test_folder_keeps_its_files_apart() -> None:
+    """tests/lesson_NN/test_answers.py repeats a file name: the times are keyed by the path below tests/."""
+    from tools import suite_order
+
+    assert setup_facts._test_file("tests.lesson_07.test_answers") == "lesson_07/test_answers.py"
+    assert setup_facts._test_file("tests.lesson_07.test_answers.TestCase") == "lesson_07/test_answers.py"
+    assert setup_facts._test_file("tests.test_capstone") == "test_capstone.py"
+    assert suite_order.file_key("tests/lesson_07/test_answers.py::test_x[a]") == "lesson_07/test_answers.py"
+    assert suite_order.file_key("notebooks/05_callback_events.ipynb::05_callback_events.ipynb") == (
+        "05_callback_events.ipynb"
+    )
+
+
 def test_the_block_gives_the_fresh_clone_total_and_where_it_goes() -> None:
     parts = {**setup_facts.breakdown(JUNIT), "lint": 3.0}
     suite = {

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import pins
+from course_facts import pins
 from tools import execute_notebooks, lab
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,6 +67,6 @@ def test_make_test_and_make_notebooks_run_one_thread(target: str) -> None:
 
 def test_pins_prints_the_thread_settings() -> None:
     printed = subprocess.run(
-        [sys.executable, "-m", "helpers.pins", "--threads"], cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "tools.pins", "--threads"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
     assert printed == [f"{name}={value}" for name, value in pins.THREAD_ENV.items()]

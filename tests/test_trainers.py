@@ -3,44 +3,23 @@
 from __future__ import annotations
 
 import pytest
-import torch
+from tiny_training import tiny_trainer
 from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
 from helpers.trainers import quiet
-
-
-class Tiny(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-
-    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
-        logits = self.linear(x)
-        return {"loss": torch.nn.functional.cross_entropy(logits, labels), "logits": logits}
 
 
 class Mine(TrainerCallback):
     pass
 
 
-def tiny_trainer(tmp_path, disable_tqdm: bool) -> Trainer:
-    data = [{"x": torch.randn(2), "labels": torch.tensor(i % 2)} for i in range(8)]
-    args = TrainingArguments(
-        tmp_path,
-        max_steps=2,
-        logging_steps=1,
-        report_to="none",
-        use_cpu=True,
-        disable_tqdm=disable_tqdm,
-        save_strategy="no",
-        per_device_train_batch_size=4,
-    )
-    return Trainer(model=Tiny(), args=args, train_dataset=data, callbacks=[Mine()])
+def _trainer(tmp_path, disable_tqdm: bool) -> Trainer:
+    return tiny_trainer(tmp_path, [Mine()], max_steps=2, per_device_train_batch_size=4, disable_tqdm=disable_tqdm)
 
 
 @pytest.mark.parametrize("disable_tqdm", [True, False])
 def test_quiet_removes_the_printer_and_keeps_the_rest(tmp_path, capsys, disable_tqdm: bool) -> None:
-    trainer = tiny_trainer(tmp_path, disable_tqdm)
+    trainer = _trainer(tmp_path, disable_tqdm)
     before = [type(c).__name__ for c in trainer.callback_handler.callbacks]
     assert quiet(trainer) is trainer
     after = [type(c).__name__ for c in trainer.callback_handler.callbacks]
@@ -54,7 +33,7 @@ def test_quiet_removes_the_printer_and_keeps_the_rest(tmp_path, capsys, disable_
 
 
 def test_printer_prints_without_quiet(tmp_path, capsys) -> None:
-    trainer = tiny_trainer(tmp_path, disable_tqdm=True)
+    trainer = _trainer(tmp_path, disable_tqdm=True)
     assert any(isinstance(c, PrinterCallback) for c in trainer.callback_handler.callbacks)
     trainer.train()
     assert "'loss'" in capsys.readouterr().out
@@ -69,7 +48,7 @@ def test_quiet_refuses_a_non_trainer() -> None:
 
 
 def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     data = fixtures.random_ids()
@@ -89,7 +68,7 @@ def test_make_trainer_splits_keywords_between_arguments_and_trainer() -> None:
 
 
 def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     first = make_trainer("test_make_trainer", model=fixtures.tiny_model, train_dataset=fixtures.random_ids())
@@ -98,7 +77,7 @@ def test_make_trainer_builds_a_fresh_model_from_a_function() -> None:
 
 
 def test_make_trainer_passes_a_subclass_and_callbacks(tmp_path) -> None:
-    from helpers.checks import fixtures
+    from exercises.checks import fixtures
     from helpers.trainers import make_trainer
 
     class Subclass(Trainer):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.pins import pinned
+from course_facts.pins import pinned
 from tools import verdicts
 from tools.ladder import probe_table
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 
 ROOT = Path(__file__).resolve().parent.parent
 from tools import workshop_agenda  # noqa: E402

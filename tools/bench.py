@@ -3,12 +3,12 @@
 1. Padding strategies (lesson 09): padded-token fraction and epoch-time ratio of max_length padding, dynamic
    padding, and dynamic padding with length-grouped sampling (``helpers.performance.compare_padding``).
 2. Gradient-monitoring overhead (lesson 08): a plain Trainer against ``GradientNormRecorder`` and the seeds'
-   print-every-parameter callback (``monitoring_overhead`` of ``helpers.lessons.lesson_08``).
+   print-every-parameter callback (``helpers.monitor_cost.monitoring_overhead``).
 3. Callback overhead: a plain Trainer against one with the course's recording callbacks (lesson 05's
    ``EventRecorder`` and lesson 03's ``AppliedLRRecorder``), with the same function.
 4. Subclass against callback (lesson 08, the Long customisation post's section 4.3): the same per-step work
    (per-layer gradient norms) in a ``training_step`` override and in a callback (``subclass_vs_callback`` of
-   ``helpers.lessons.lesson_08``), as a ratio.
+   ``helpers.monitor_cost``), as a ratio.
 5. The suite's own time: ``make venv`` and ``make test`` from a fresh clone (unit tests and notebooks apart), as
    ``tools/setup_facts.py measure-suite`` last measured it (``docs/setup_facts.json``, with its date);
    ``--suite`` (``make bench SUITE=1``) measures it again first, about ten minutes on 2 cores.
@@ -51,12 +51,11 @@ def measure(
     from transformers import DataCollatorWithPadding
 
     import helpers
+    from helpers.callback_events import EventRecorder
     from helpers.data import load_reviews, select_examples, tokenize_reviews
     from helpers.lessons.lesson_03 import AppliedLRRecorder
-    from helpers.lessons.lesson_05 import EventRecorder
-    from helpers.lessons.lesson_08 import monitoring_overhead, subclass_vs_callback
-    from helpers.lessons.lesson_09 import MEASUREMENT_SETTINGS
-    from helpers.performance import compare_padding, default_clock, padding_strategies
+    from helpers.monitor_cost import monitoring_overhead, subclass_vs_callback
+    from helpers.performance import MEASUREMENT_SETTINGS, compare_padding, default_clock, padding_strategies
     from helpers.trainers import make_trainer
 
     helpers.setup_notebook(seed=0)

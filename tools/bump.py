@@ -3,7 +3,7 @@
 What it does, in this order, and says as it goes:
 
 1. rewrites the ``transformers==`` pin of the three pin files (``requirements.txt``, ``constraints.txt``,
-   ``environment.yml``): every other file reads the pin through :mod:`helpers.pins`; and keeps the former pin on
+   ``environment.yml``): every other file reads the pin through :mod:`course_facts.pins`; and keeps the former pin on
    the ladder as a rung of its own (``tools/ladder/rungs.py``), so that the next ladder run compares the two;
 2. re-runs the ladder's newest rung (the pin) on the new release, if it can: a dry run of pip first, and when the
    release cannot be installed with the course's other pins it quotes pip's reason and stops there (nothing is
@@ -88,7 +88,7 @@ class Report:
 
 def parse_release(text: str, current: str) -> str:
     """The new release, checked: a final ``X.Y.Z`` that is not the current pin."""
-    from helpers.pins import release_key
+    from course_facts.pins import release_key
 
     try:
         release_key(text)
@@ -138,7 +138,7 @@ def keep_former_pin(root: Path, old: str) -> str:
 def add_lock_packages(root: Path, lock: Path) -> list[str]:
     """Add to ``constraints.txt`` every package of the rung's ``lock`` that it lacks, at the lock's version, in
     its alphabetical place; return the ``name==version`` lines added."""
-    from helpers.pins import normalized, pins
+    from course_facts.pins import normalized, pins
 
     path = root / "constraints.txt"
     have = {normalized(name) for name in pins(path)}
@@ -311,7 +311,7 @@ def compare(report: Report, fresh: dict[str, dict]) -> list[str]:
 
 def bump(root: Path, new_text: str, offline: bool, dry_run=pip_dry_run) -> Report:
     """Steps 1 to 4 on the tree at ``root`` (the module docstring)."""
-    from helpers import pins
+    from course_facts import pins
 
     pins.pins.cache_clear()
     old = pins.pins(root / "requirements.txt").get(PACKAGE)
@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.scratch is not None:
-            from helpers.pins import pinned
+            from course_facts.pins import pinned
 
             parse_release(args.release, pinned(PACKAGE))  # bad input fails before anything is copied
             count = copy_tree(ROOT, args.scratch)

@@ -4,7 +4,7 @@
 Usage: python -m tools.capstone_goal [--seeds 0-9] [--answers reference,starter,...] [--json FILE] [--from-json FILE]
 
 For every answer and every seed ``s`` (``--seeds``, 0 to 9 by default) it runs the check's own run,
-``helpers.checks.lesson_12.run_project(answer, s)``: seeded with ``s``, the Trainer's ``args.seed`` set to ``s``,
+``exercises.checks.lesson_12.run_project(answer, s)``: seeded with ``s``, the Trainer's ``args.seed`` set to ``s``,
 trained on the training split only and from a fresh model, the kept model scored on the held-out split; only the
 seed differs from what ``q2.check()`` does. "Always positive" and "always negative" are scored from the held-out
 labels. It prints min / median / max per answer, how many seeds reach the goal, whether the starter fails and the
@@ -27,7 +27,7 @@ from pathlib import Path
 
 
 def reference():
-    from helpers.solutions.lesson_12 import make_capstone_trainer
+    from exercises.solutions.lesson_12 import make_capstone_trainer
 
     return make_capstone_trainer()
 
@@ -106,7 +106,7 @@ CONSTANT = {"always positive": 1, "always negative": 0}  # scored from the label
 
 def measure(name: str, seed: int) -> float:
     """The answer's held-out score for one seed, by the check's own run."""
-    from helpers.checks.lesson_12 import run_project
+    from exercises.checks.lesson_12 import run_project
 
     started = time.perf_counter()
     _, result = run_project(ANSWERS[name][0], seed)

@@ -7,8 +7,8 @@ the committed page differs from what this tool writes. Nothing on it is typed by
 one-line summaries and the sections that reproduce them (:func:`pitfall_rows`, from ``lessons.toml``):
 
 * the callback events in firing order, with the keyword arguments each received, and the loop map: from one
-  tiny recorded run (``record_loop_map`` with an ``EventRecorder``, the code lesson 05 writes and exports to
-  ``helpers.lessons.lesson_05``);
+  tiny recorded run (``record_loop_map`` with an ``EventRecorder``, the instruments of lesson 05 in
+  ``helpers.loop_calls`` and ``helpers.callback_events``);
 * the ``TrainerControl`` matrix: data, not HTML. The lesson that measures it displays it with a bundle under the
   mimetype :data:`MATRIX_MIMETYPE`, fields ``{"flags", "events", "cells", "baseline"}`` (``cells``: one row per
   event, one string per flag). :func:`find_matrix` finds it by scanning the executed lessons of the registry,
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.registry import Lesson, lessons  # noqa: E402
+from course_facts.registry import Lesson, lessons  # noqa: E402
 
 DOCS = ROOT / "docs"
 PAGE = DOCS / "cheatsheet.md"
@@ -89,13 +89,6 @@ def _cells(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise CheatSheetError(f"{path} does not exist; lessons.toml names lessons by their file name in notebooks/.")
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
-
-
-def lesson_headings(notebook: str) -> list[str]:
-    """The ``##`` headings of a committed lesson, in order."""
-    cells = _cells(ROOT / "notebooks" / notebook)
-    lines = ("".join(cell["source"]).splitlines() for cell in cells if cell["cell_type"] == "markdown")
-    return [line[3:].strip() for block in lines for line in block if line.startswith("## ")]
 
 
 @dataclass(frozen=True)
@@ -282,11 +275,6 @@ def override_template() -> str:
     return "\n".join(header) + "\n" + methods
 
 
-def python_blocks(markdown: str) -> list[str]:
-    """The fenced ``python`` blocks of a page, in order (the tests execute each one as it is written)."""
-    return re.findall(r"(?ms)^```python\n(.*?)^```$", markdown)
-
-
 @dataclass(frozen=True)
 class EventRow:
     """One callback event of the recorded run: how often it fired and what it received."""
@@ -315,7 +303,8 @@ def collect() -> CheatSheet:
     import datasets
     import transformers
 
-    from helpers.lessons.lesson_05 import EventRecorder, callback_event_names, record_loop_map
+    from helpers.callback_events import EventRecorder, callback_event_names
+    from helpers.loop_calls import record_loop_map
 
     datasets.disable_progress_bars()
     transformers.utils.logging.disable_progress_bar()

@@ -1,4 +1,4 @@
-"""Score ``helpers.check_old_code`` on real 4.x-era Trainer code read from published packages.
+"""Score ``check_old_code`` on real 4.x-era Trainer code read from published packages.
 
 ``python -m tools.checker_corpus`` reads ``tests/check_old_code_corpus/manifest.toml``: for each package on PyPI, the
 archive (wheel or sdist) and its sha256, the files inside it, and for each file the findings expected of the checker
@@ -334,7 +334,7 @@ def score(results: Iterable[FileResult]) -> Score:
 # ---------------------------------------------------------------------------------------------------------------
 def check_corpus(packages: Sequence[Package], cache: Path) -> list[FileResult]:
     """Fetch, extract and check every listed file; one :class:`FileResult` per file."""
-    from helpers.check_old_code import check_paths
+    from check_old_code import check_paths
 
     archives = {package.archive: fetch(package, cache) for package in packages}
     results = []
@@ -417,7 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(report_text(total, packages))
     if arguments.results:
         document = {
-            "about": "python -m tools.checker_corpus: helpers.check_old_code on the files of "
+            "about": "python -m tools.checker_corpus: check_old_code on the files of "
             "tests/check_old_code_corpus/manifest.toml",
             "versions": _versions(),
             "packages": [f"{p.name}=={p.version}" for p in packages],

@@ -70,7 +70,7 @@ def pattern_tags(cell: dict) -> list[str]:
 
 
 def script_name(notebook: Path, tag: str) -> str:
-    """``07_custom_loss.py`` for the tag ``pattern``, ``07_<name>.py`` for ``pattern:<name>``."""
+    """``NN_<notebook slug>.py`` for the tag ``pattern``, ``NN_<name>.py`` for ``pattern:<name>``."""
     if tag == TAG:
         return f"{notebook.stem}.py"
     name = tag.split(":", 1)[1]

@@ -24,8 +24,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from helpers.pins import one_thread_a_process  # noqa: E402
-from helpers.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
+from course_facts.pins import one_thread_a_process  # noqa: E402
+from course_facts.registry import REGISTRY, lesson, lessons, record_time  # noqa: E402
 from tools import reading_time  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
 from tools.notebook_format import ROOT, apply_shared_parts, colab_badge, course_config  # noqa: E402

@@ -4,7 +4,9 @@ A lesson writes the code of its own subject (a recorder, a probe, a factory, a l
 line is ``#| export`` (nbdev's marker; d2l writes ``#@save``). This tool copies those cells, in order, into
 ``helpers/lessons/lesson_NN.py`` (one module per lesson of ``lessons.toml``), with the cells' imports gathered
 at the top, then formats the module with ruff. Later lessons and the exercise checks import it from there:
-``from helpers.lessons.lesson_05 import EventRecorder``.
+``from helpers.lessons.lesson_03 import AppliedLRRecorder``. A lesson whose exported cells only import (and list
+``__all__``) gets no module: its code lives in a hand-written ``helpers`` module, which importers name directly.
+Hand-written modules of ``helpers`` never import these generated ones (tests/test_lessons_export.py).
 
 Usage:
     python -m tools.export_lessons            write every lesson's module (and remove stale ones)
@@ -27,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from helpers.registry import Lesson, lessons  # noqa: E402
+from course_facts.registry import Lesson, lessons  # noqa: E402
 
 MARKER = "#| export"
 PACKAGE = ROOT / "helpers" / "lessons"
@@ -83,6 +85,18 @@ def _check_lesson_imports(number: str, imports: list[str], where: str) -> None:
                     raise ExportError(f"{where}: lesson {number} may import earlier lessons only, not {name}.")
 
 
+def _defines(body: str) -> bool:
+    """True when a cell's code (imports taken out) defines something besides ``__all__``."""
+    for node in ast.parse(body).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and all(
+            isinstance(target, ast.Name) and target.id == "__all__" for target in targets
+        ):
+            continue
+        return True
+    return False
+
+
 def module_source(lesson: Lesson) -> str | None:
     """The module text for ``lesson`` (``None`` when it exports nothing), formatted by ruff."""
     cells = exported_cells(lesson.path)
@@ -98,6 +112,8 @@ def module_source(lesson: Lesson) -> str | None:
             bodies.append(body)
     imports = [statement for statement in imports if statement != "from __future__ import annotations"]
     _check_lesson_imports(lesson.number, imports, where)
+    if not any(_defines(body) for body in bodies):
+        return None  # imports and __all__ only: importers name the modules that define the code
     header = (
         f'"""The code that lesson {lesson.number} writes, saved for later lessons.\n\n'
         f"Lesson {lesson.label}\n(notebooks/{lesson.file}).\n"

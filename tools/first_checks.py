@@ -2,7 +2,7 @@
 
 One new Python process runs the non-Colab part of the notebooks' set-up cell (``import helpers;
 helpers.setup_notebook()``), then forks one child per exercise: each child starts from exactly that state, a
-fresh kernel that ran the set-up cell and nothing else, and times ``from helpers.checks import lesson_NN`` and
+fresh kernel that ran the set-up cell and nothing else, and times ``from exercises.checks import lesson_NN`` and
 the check of the reference solution. ``--bare`` skips the set-up cell (the imports of torch and transformers
 then count); ``--spawn`` starts a new interpreter per exercise instead of forking (slower, the same figures).
 
@@ -34,12 +34,12 @@ OWN_LIMITS = {"12.2": 60.0, "10.3": 90.0}
 
 def exercise_ids() -> list[str]:
     """Every exercise id ``"NN.K"``, read from the check modules' names (nothing imported)."""
-    import helpers.checks
+    import exercises.checks
 
     found = []
-    for info in pkgutil.iter_modules(helpers.checks.__path__):
+    for info in pkgutil.iter_modules(exercises.checks.__path__):
         if info.name.startswith("lesson_"):
-            source = Path(helpers.checks.__path__[0], f"{info.name}.py").read_text()
+            source = Path(exercises.checks.__path__[0], f"{info.name}.py").read_text()
             numbers = sorted({int(line.split()[0][1:]) for line in source.splitlines() if _defines_exercise(line)})
             found += [f"{info.name[7:]}.{number}" for number in numbers]
     return sorted(found)
@@ -64,7 +64,7 @@ def _time_one(exercise_id: str) -> dict[str, object]:
     lesson, number = exercise_id.split(".")
     started, cpu = time.perf_counter(), time.process_time()
     with redirect_stdout(io.StringIO()):
-        exercise = getattr(importlib.import_module(f"helpers.checks.lesson_{lesson}"), f"q{int(number)}")
+        exercise = getattr(importlib.import_module(f"exercises.checks.lesson_{lesson}"), f"q{int(number)}")
         verdict = exercise.evaluate(exercise.solution_obj)
     return {
         "exercise": exercise_id,

@@ -41,7 +41,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from helpers.pins import minor, pins
+from course_facts.pins import minor, pins
 from tools import gpu_device
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.registry import lesson
+from course_facts.registry import lesson
 from tools import gpu_bundle, gpu_device
 
 ROOT = gpu_bundle.ROOT
@@ -76,7 +76,7 @@ def notebook_imports(paths: list[Path]) -> set[str]:
 def modules_to_import() -> list[str]:
     """The notebooks' imports and the notebook runners, less what the course's own environment cannot import (a
     lesson may import an optional package where it is installed: Ray Tune in lesson 14). The stand-in adds every
-    ``helpers`` module itself (:data:`IMPORT_SCRIPT`)."""
+    module of ``helpers``, ``exercises``, ``check_old_code`` and ``course_facts`` itself (:data:`IMPORT_SCRIPT`)."""
     import importlib.util
 
     names = notebook_imports(sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))) | set(RUNNERS)
@@ -163,8 +163,9 @@ import importlib, json, sys, time
 from pathlib import Path
 site = Path(sys.argv[1])
 failed, started = {}, time.perf_counter()
-import helpers, pkgutil
-names = json.loads(sys.argv[2]) + [info.name for info in pkgutil.walk_packages(helpers.__path__, "helpers.")
+import check_old_code, course_facts, exercises, helpers, pkgutil
+names = json.loads(sys.argv[2]) + [info.name for package in (helpers, exercises, check_old_code, course_facts)
+                                   for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
                                    if not info.name.endswith(".__main__")]  # a __main__ runs its command
 for name in names:
     try:

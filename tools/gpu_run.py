@@ -50,8 +50,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from helpers.pins import OFFLINE_ENV  # noqa: E402
-from helpers.registry import lessons, record_time  # noqa: E402
+from course_facts.pins import OFFLINE_ENV  # noqa: E402
+from course_facts.registry import lessons, record_time  # noqa: E402
 from tools import gpu_device
 from tools.notebook_format import ROOT, syllabus_names  # noqa: E402
 
@@ -223,7 +223,7 @@ def measure(
             **os.environ,
             "COURSE_PROFILE": profile,
             "COURSE_RESULTS_DIR": str(figures_dir),
-            **OFFLINE_ENV,  # as `make execute` runs them (helpers/pins.py)
+            **OFFLINE_ENV,  # as `make execute` runs them (course_facts/pins.py)
             "OMP_NUM_THREADS": str(threads),
             "COURSE_DATA_CACHE": str(Path(scratch) / "data"),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(workdir), os.environ.get("PYTHONPATH")])),

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from helpers.pins import one_thread_a_process
+from course_facts.pins import one_thread_a_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "jupyter"  # the course's JupyterLab settings (a Jupyter config folder)
@@ -43,7 +43,7 @@ def command(jupyter: str, root: bool, extra: list[str] | None = None) -> list[st
 
 def environment(base: Mapping[str, str], settings: Path = SETTINGS) -> dict[str, str]:
     """``base`` with the course's settings folder first on ``JUPYTER_CONFIG_PATH`` (what was there stays after),
-    and one thread a process for the kernels (``helpers.pins.THREAD_ENV``, where ``base`` does not set it)."""
+    and one thread a process for the kernels (``course_facts.pins.THREAD_ENV``, where ``base`` does not set it)."""
     path = [str(settings), *filter(None, base.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep))]
     env = {**base, "JUPYTER_CONFIG_PATH": os.pathsep.join(path)}
     one_thread_a_process(env)

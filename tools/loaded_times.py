@@ -11,7 +11,7 @@ Usage:
 `make execute` measures each lesson on a quiet machine (``cpu_s``); a learner's laptop is rarely quiet (a browser,
 a video call, an indexer). This tool measures the same notebooks with one core spinning, which on the course's
 2-core machine takes half of it away, and writes ``cpu_loaded_s`` and ``cpu_loaded_machine`` into the lesson's
-table of ``lessons.toml`` (``helpers.registry.record_time``), then the planning table of docs/workshop.md (between
+table of ``lessons.toml`` (``course_facts.registry.record_time``), then the planning table of docs/workshop.md (between
 ``<!-- planning:start -->`` and ``<!-- planning:end -->``). Nothing is written to the notebooks: their outputs stay
 those of ``make execute``. Run it under the course's CPU lock (``flock /tmp/course-cpu.lock``), a few lessons per
 call, so that nothing else loads the machine as well. A GPU time appears only where ``make execute`` measured one.
@@ -32,8 +32,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.pins import OFFLINE_ENV, one_thread_a_process  # noqa: E402
-from helpers.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
+from course_facts.pins import OFFLINE_ENV, one_thread_a_process  # noqa: E402
+from course_facts.registry import REGISTRY, Lesson, lesson, lessons, record_time  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
 
 GUIDE = ROOT / "docs" / "workshop.md"

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
-from helpers.registry import Lesson, lesson, lessons, neighbours  # noqa: E402
+from course_facts.registry import Lesson, lesson, lessons, neighbours  # noqa: E402
 from tools.verdicts import write_verdicts  # noqa: E402
 
 WRAP = 108  # markdown prose is wrapped here; code lines stop at 88 (notebooks/ruff.toml)

@@ -18,7 +18,7 @@ of the repository as git would commit them (tracked files and untracked files th
   Colab badge
   and set-up cell (``COURSE_REPO``, what Colab clones) point at ``--repo``, as does ``[tool.course]`` in
   pyproject.toml: on Colab a learner's notebook clones the participants' repository, never the full course;
-* ``helpers/solutions/`` is left out and replaced by ``helpers/solutions.py``, a stand-in that lets the exercise
+* ``exercises/solutions/`` is left out and replaced by ``exercises/solutions.py``, a stand-in that lets the exercise
   modules import, so ``qN.check()`` works as usual and ``qN.solution()`` prints "ask your teacher";
 * README.md is the learners' README (:data:`LEARNER_README`, filled in with the repository, the lessons and the
   measured figures of a participant copy's own ``make test``);
@@ -46,7 +46,7 @@ from typing import Any
 
 import nbformat
 
-from helpers.registry import lessons  # noqa: E402
+from course_facts.registry import lessons  # noqa: E402
 from tools.set_repo import RepositoryError, check_repository, point_at  # noqa: E402
 from tools.setup_facts import PARTICIPANT_SUITE, measure_suite, setup_block  # noqa: E402
 
@@ -58,7 +58,7 @@ MARKER_TEXT = (
 )
 IGNORE_MARKER = f"\n# The participant-copy tool's marker: not part of the learners' repository.\n/{MARKER}\n"
 MEASURE_REPOSITORY = "participants/trainer-course"  # --measure: the copy is never pushed, any name does
-SOLUTIONS_DIR = "helpers/solutions/"
+SOLUTIONS_DIR = "exercises/solutions/"
 NOTEBOOK_GLOB = "notebooks/[0-9][0-9]_*.ipynb"
 TEACHER_ONLY = frozenset(
     {
@@ -84,7 +84,7 @@ TEACHER_TAG = "teacher-only"
 WITHHELD_MESSAGE = "The reference solutions are not part of the participant copy: ask your teacher."
 STAND_IN = f'''"""Stand-in for the reference solutions, which this participant copy does not include.
 
-The exercise modules import ``from helpers.solutions import lesson_NN as solutions`` and name solutions such as
+The exercise modules import ``from exercises.solutions import lesson_NN as solutions`` and name solutions such as
 ``solutions.my_callback``. Here every such name is a :class:`WithheldSolution`: the exercises load, ``qN.check()``
 works as usual, and ``qN.solution()`` prints where to get the solution. Written by the course's participant-copy
 tool, with the rest of this copy.
@@ -222,9 +222,10 @@ def repository_files(root: Path = ROOT) -> list[str]:
     return sorted({path for path in listed.split("\0") if path and (root / path).is_file()})
 
 
-SOLUTIONS_USE = re.compile(r"""helpers(\.|/|["']\s*/\s*["'])solutions""")  # helpers.solutions, "helpers" / "solutions"
+# exercises.solutions, exercises/solutions, "exercises" / "solutions"
+SOLUTIONS_USE = re.compile(r"""exercises(\.|/|["']\s*/\s*["'])solutions""")
 # Tests that hold correct answers, written out (they would hand the learners the solutions), and their shared code.
-ANSWER_TESTS = ("tests/test_answers_*.py", "tests/exercise_cases.py", "tests/test_exercise_kernel.py")
+ANSWER_TESTS = ("tests/lesson_*/test_answers.py", "tests/exercise_cases.py", "tests/test_exercise_kernel.py")
 
 
 def needs_solutions(path: Path) -> bool:
@@ -315,7 +316,7 @@ def make_copies(repository: str, out: Path | None = None, root: Path = ROOT) -> 
         else:
             shutil.copy2(root / relative, target)
             report["copied"].append(relative)
-    (out / "helpers" / "solutions.py").write_text(STAND_IN, encoding="utf-8")
+    (out / "exercises" / "solutions.py").write_text(STAND_IN, encoding="utf-8")
     ignore = out / ".gitignore"
     ignore.write_text((ignore.read_text(encoding="utf-8") if ignore.is_file() else "") + IGNORE_MARKER, "utf-8")
     point_at(out, repository)
@@ -330,7 +331,7 @@ def _branch(root: Path) -> str:
 
 
 def left_out_entries(left_out: list[str]) -> list[str]:
-    """What the tool reports as left out: each file, and ``helpers/solutions/`` once for all its files."""
+    """What the tool reports as left out: each file, and ``exercises/solutions/`` once for all its files."""
     return sorted({SOLUTIONS_DIR if path.startswith(SOLUTIONS_DIR) else path for path in left_out})
 
 

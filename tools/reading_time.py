@@ -24,11 +24,8 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from helpers.pins import pinned  # noqa: E402
-from helpers.registry import Lesson, lesson, lessons  # noqa: E402
+from course_facts.pins import pinned  # noqa: E402
+from course_facts.registry import Lesson, lesson, lessons  # noqa: E402
 
 # The lessons rewritten to the worked-examples standard, held to the budget by tests/test_reading_budget.py.
 # A lesson joins when it is rewritten; the goal is every lesson of lessons.toml.

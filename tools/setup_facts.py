@@ -322,6 +322,16 @@ def measure_test() -> dict[str, Any]:
     return record_test(seconds)
 
 
+def _test_file(classname: str) -> str:
+    """The file of a JUnit test case, below ``tests/``: ``tests.lesson_07.test_answers.TestX`` ->
+    ``lesson_07/test_answers.py`` (as :func:`tools.suite_order.file_key` names it)."""
+    if not classname.startswith("tests."):
+        return classname
+    parts = classname.split(".")[1:]
+    end = next((index for index, part in enumerate(parts) if part.startswith("test")), len(parts) - 1)
+    return "/".join(parts[: end + 1]) + ".py"
+
+
 def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
     """Seconds by part from pytest's JUnit report: unit tests (with the ``slowest`` files) and each notebook."""
     import xml.etree.ElementTree as ElementTree
@@ -337,7 +347,7 @@ def breakdown(junit_xml: str, slowest: int = 4) -> dict[str, Any]:
             notebooks[name] = notebooks.get(name, 0.0) + seconds
         else:
             unit_count += 1
-            file = classname.split(".")[1] + ".py" if classname.startswith("tests.") else classname
+            file = _test_file(classname)
             by_file[file] = by_file.get(file, 0.0) + seconds
     if not notebooks or not by_file:
         raise SetupFactsError("the JUnit report names no notebook or no unit test: was it `make test`'s report?")

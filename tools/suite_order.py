@@ -17,7 +17,9 @@ FACTS = Path(__file__).resolve().parent.parent / "docs" / "setup_facts.json"
 
 
 def measured_seconds(facts: Path = FACTS) -> dict[str, float]:
-    """Each test file's and notebook's time in the last measured ``make test``, by file name; empty if none."""
+    """Each test file's and notebook's time in the last measured ``make test``, by its path under ``tests/`` or
+    ``notebooks/`` (``test_capstone.py``, ``lesson_07/test_answers.py``, ``NN_topic.ipynb``); empty if none.
+    """
     if not facts.is_file():
         return {}
     parts = json.loads(facts.read_text(encoding="utf-8")).get("suite", {}).get("parts", {})
@@ -28,4 +30,10 @@ def longest_first(items: list[Any], seconds: dict[str, float]) -> None:
     """Sort pytest items (anything with a ``nodeid``) in place, longest file first; a stable sort, so the order
     of the tests within a file is kept."""
     if seconds:
-        items.sort(key=lambda item: -seconds.get(Path(item.nodeid.split("::")[0]).name, 0.0))
+        items.sort(key=lambda item: -seconds.get(file_key(item.nodeid), 0.0))
+
+
+def file_key(nodeid: str) -> str:
+    """A test's file as :func:`measured_seconds` names it: its path below the top folder (``tests/lesson_07/
+    test_answers.py::test_x`` -> ``lesson_07/test_answers.py``)."""
+    return "/".join(Path(nodeid.split("::")[0]).parts[1:])

@@ -34,7 +34,7 @@ mkdir -p "$LOGS"
 STARTED=$SECONDS
 test -x "$HOST_PY" || { echo "test-colab needs the course's .venv (make venv) to run nbmake"; exit 2; }
 # The lessons to run: those marked colab_smoke in lessons.toml.
-mapfile -t NOTEBOOKS < <("$HOST_PY" -c 'from helpers.registry import lessons
+mapfile -t NOTEBOOKS < <("$HOST_PY" -c 'from course_facts.registry import lessons
 print("\n".join(lesson.file for lesson in lessons() if lesson.colab_smoke))')
 
 echo "== 1/5 simulated Colab runtime: $VENV (Colab's versions, not the course's pins)"
@@ -94,7 +94,7 @@ import json
 import os
 import sys
 
-from helpers.pins import OFFLINE_ENV
+from course_facts.pins import OFFLINE_ENV
 
 work, python, kernel = sys.argv[1:]
 env = {
@@ -103,7 +103,7 @@ env = {
     "COURSE_URL": f"file://{work}/course.git",  # instead of https://github.com/<[tool.course] repository>
     "COURSE_DIR": f"{work}/content/course",  # instead of /content/course
     # The only departure from Colab: this machine cannot reach the Hub, so the kernel gets the course's offline
-    # settings, as in `make test` (helpers/pins.py, OFFLINE_ENV).
+    # settings, as in `make test` (course_facts/pins.py, OFFLINE_ENV).
     **OFFLINE_ENV,
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # ipykernel 6.17 on Python 3.11: a debugger warning per start
 }

@@ -42,7 +42,7 @@ for line in open(path):
 PYEOF
 }
 
-PINNED="$("$PYTHON" -m helpers.pins transformers)"  # requirements.txt, through helpers/pins.py
+PINNED="$("$PYTHON" -m tools.pins transformers)"  # requirements.txt, through course_facts/pins.py
 without requirements.txt transformers > "$WORK/requirements.txt"
 without constraints.txt transformers > "$WORK/constraints.txt"
 
@@ -90,8 +90,8 @@ echo "   transformers: pinned $PINNED, installed $LATEST (the index's answer is 
 
 echo "== 4/4 unit tests (offline)"
 set +e
-# shellcheck disable=SC2046  # the offline settings (helpers/pins.py) are NAME=VALUE words without spaces
-env $("$PYTHON" -m helpers.pins --offline) MPLBACKEND=Agg \
+# shellcheck disable=SC2046  # the offline settings (course_facts/pins.py) are NAME=VALUE words without spaces
+env $("$PYTHON" -m tools.pins --offline) MPLBACKEND=Agg \
   "$PY" -m pytest -q -rfE --tb=line ${PYTEST_ARGS:-tests} 2>&1 | tee "$REPORT_DIR/pytest.txt"
 status=${PIPESTATUS[0]}
 set -e

@@ -9,7 +9,7 @@ A claim box (``<details><summary><b>Claim check · ...``) that the release ladde
 ```
 
 and :func:`write_verdicts` fills it with one sentence per probe, read from ``docs/ladder/results.json`` (the pin's
-verdict, the bisected change that led to it) and :mod:`helpers.pins` (the pinned release): the release it holds on,
+verdict, the bisected change that led to it) and :mod:`course_facts.pins` (the pinned release): the release it holds on,
 since when, and what it was before. ``make execute`` and ``python -m tools.notebook_format apply`` write them with
 the other shared parts, so a bump (``python -m tools.bump``) followed by ``make ladder`` rewrites every verdict line
 without a hand on a notebook.
@@ -25,7 +25,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from helpers.pins import pinned, release_key
+from course_facts.pins import pinned, release_key
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "docs" / "ladder" / "results.json"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from helpers.registry import Lesson, lessons  # noqa: E402
+from course_facts.registry import Lesson, lessons  # noqa: E402
 from tools.blocks import replace_block  # noqa: E402
 from tools.reading_time import learner_minutes, read_lesson  # noqa: E402
 

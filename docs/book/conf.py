@@ -71,7 +71,7 @@ def syllabus_order() -> list[str]:
     import sys
 
     sys.path.insert(0, str(ROOT))
-    from helpers.registry import lessons
+    from course_facts.registry import lessons
 
     return [f"notebooks/{lesson.stem}" for lesson in lessons()]
 

@@ -1,5 +1,5 @@
 """A fine-tuning script as many 2021-2023 tutorials wrote it, for transformers 4.x. Do not run it: it is the input
-of `python -m helpers.check_old_code docs/examples/old_trainer_code.py` (lesson 17) and of tests/test_check_old_code.py, which
+of `python -m check_old_code docs/examples/old_trainer_code.py` (lesson 17) and of tests/test_check_old_code.py, which
 expect every pattern below to be flagged, at these lines, on transformers 5.x.
 
 Each line whose comment starts with 4.x is something a 4.x tutorial did that transformers 5.x refuses or

@@ -74,37 +74,3 @@ def plot_confusion_matrix(
                 color="white" if matrix[row, column] > threshold else "black",
             )
     return finish(ax)
-
-
-def plot_roc(curves: dict[str, tuple[Any, Any]], ax: Any = None, title: str = "ROC curve") -> Any:
-    """ROC curves, one per entry ``name -> (labels, positive_class_scores)``, with the AUC in the legend.
-
-    Args:
-        curves: for each curve, binary labels (0/1) and the score of the positive class (a probability or logit).
-    """
-    from sklearn.metrics import roc_auc_score, roc_curve
-
-    if not curves:
-        raise ValueError("curves is empty; pass {'name': (labels, positive_scores)}.")
-    ax = new_axes(
-        title,
-        "false positive rate (fraction of negatives)",
-        "true positive rate (fraction of positives)",
-        ax=ax,
-        figsize=(4.6, 4.0),
-    )
-    for name, (labels, scores) in curves.items():
-        labels, scores = _class_ids(labels, f"labels of {name!r}"), np.asarray(scores, dtype=float)
-        if scores.shape != labels.shape:
-            raise ValueError(
-                f"{name!r}: scores must be the positive-class score, one per label "
-                f"(shape {labels.shape}), got {scores.shape}."
-            )
-        if np.unique(labels).size < 2:
-            raise ValueError(f"{name!r}: the labels hold one class only, so there is no ROC curve.")
-        false_positive_rate, true_positive_rate, _ = roc_curve(labels, scores)
-        ax.plot(false_positive_rate, true_positive_rate, label=f"{name} (AUC {roc_auc_score(labels, scores):.3f})")
-    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", label="chance (AUC 0.5)")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1.01)
-    return finish(ax)

@@ -113,7 +113,7 @@ def tucked_lesson() -> str:
     summary names a claim check); the browser tests look at how the book and JupyterLab show them."""
     import json
 
-    from helpers.registry import lessons
+    from course_facts.registry import lessons
 
     for entry in lessons():
         cells = json.loads((ROOT / "notebooks" / entry.file).read_text(encoding="utf-8"))["cells"]

@@ -27,8 +27,8 @@ from urllib.parse import urldefrag, urljoin
 import nbformat
 import pytest
 
-from helpers.checks.core import _MARKS as VERDICT_MARKS
-from helpers.registry import lessons
+from course_facts.registry import lessons
+from exercises.checks.core import _MARKS as VERDICT_MARKS
 
 SEARCH_TERM = "compute_loss"
 LANDING, CHEATSHEET = "README.html", "docs/cheatsheet.html"

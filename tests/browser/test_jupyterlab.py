@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from helpers.checks.core import _MARKS as VERDICT_MARKS
-from helpers.registry import lessons
+from course_facts.registry import lessons
+from exercises.checks.core import _MARKS as VERDICT_MARKS
 from tools import lab as course_lab
 from tools.notebook_format import SETUP_MARKER
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from helpers.registry import lessons
+from course_facts.registry import lessons
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACKING = re.compile(r'report_to=\["trackio"')

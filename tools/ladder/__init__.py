@@ -6,7 +6,7 @@ gitignored), runs the probes of ``tools/ladder/probes.py`` there (one small offl
 
 - ``docs/ladder/results.json``: release x claim -> holds / does not hold / cannot run, each with its evidence line,
   the package versions of each environment, the measured install and probe times, and an inventory of each
-  release (``TrainingArguments`` fields, ``Trainer`` methods, callback events) that ``helpers.check_old_code`` reads;
+  release (``TrainingArguments`` fields, ``Trainer`` methods, callback events) that ``check_old_code`` reads;
 - ``docs/ladder.md``: the book's "when did it change" page, generated from the results file (never typed).
 
 Sharing: torch (the course's pin, the CPU wheel) is installed once, in ``.venv-ladder/base``; each release's
@@ -43,12 +43,15 @@ change between two releases it has run with different verdicts; a third verdict 
 interval in two, so "holds, cannot run, does not hold" gives two changes.
 
 The package, one concern a module: :mod:`~tools.ladder.rungs` (the releases, the files, the probe registry; the
-newest rung is the pin of ``requirements.txt``, read through :mod:`helpers.pins`), :mod:`~tools.ladder.environments`
-(installs and probe runs), :mod:`~tools.ladder.results_file` (the results and their checks),
+newest rung is the pin of ``requirements.txt``, read through :mod:`course_facts.pins`),
+:mod:`~tools.ladder.environments` (installs and probe runs), :mod:`~tools.ladder.results_file` (the results and
+their checks),
 :mod:`~tools.ladder.package_index` (the index and the newest release), :mod:`~tools.ladder.bisection`,
 :mod:`~tools.ladder.era` (the source posts' release, read from its wheel), :mod:`~tools.ladder.page` (the page) and
 :mod:`~tools.ladder.cli` (the commands). ``probes.py`` is not imported by any of them: it runs by path inside each
-release's environment (the standard library and that release only), and :func:`load_probes` loads it by path.
+release's environment (the standard library and that release only), and :func:`load_probes` loads it by path;
+it loads its parts beside it by path too (``probe_kit.py``: the registry and building blocks; ``probes_*.py``: the
+probes by topic).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import sys
 import time
 
 import tools.ladder as package
-from helpers.pins import pinned
+from course_facts.pins import pinned
 from tools.ladder.bisection import command_bisect
 from tools.ladder.environments import install, installed, probe
 from tools.ladder.era import ERA, SOURCE_CLAIMS, command_era

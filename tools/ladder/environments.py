@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.pins import pinned
+from course_facts.pins import pinned
 from tools.ladder.rungs import (
     BASE,
     BISECT_LOCKS,

@@ -1,5 +1,5 @@
 """The source posts' era (``python -m tools.ladder era``): the release they were written for
-(:data:`helpers.pins.SOURCE_RELEASE`) does not install on Python 3.11, so its wheel is read, not run: the
+(:data:`course_facts.pins.SOURCE_RELEASE`) does not install on Python 3.11, so its wheel is read, not run: the
 excerpts the lessons quote, and the claims read from the source, bisected up to the oldest rung.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.pins import SOURCE_RELEASE
+from course_facts.pins import SOURCE_RELEASE
 from tools.ladder.bisection import bisect_changes
 from tools.ladder.environments import run_command
 from tools.ladder.package_index import fetch_index, final_releases
@@ -20,7 +20,7 @@ from tools.ladder.page import write_page
 from tools.ladder.results_file import change_problems, problems, read_results, write_results
 from tools.ladder.rungs import LADDER_DIR, RELEASES, LadderError, error_line, version_key
 
-ERA = SOURCE_RELEASE  # helpers/pins.py
+ERA = SOURCE_RELEASE  # course_facts/pins.py
 WHEELS = LADDER_DIR / "wheels"
 
 

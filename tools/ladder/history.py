@@ -7,7 +7,7 @@ old-code checker needs of it is written to ``docs/ladder/history.json``:
 - ``training_arguments_set``: the fields the release's own code assigns after parsing (``local_rank``, read from
   ``LOCAL_RANK``): their values are not only what the user gave;
 - ``trainer_call_sites``: how ``Trainer``'s own code calls its methods, the same reading
-  (:func:`helpers.release_facts.self_call_sites`) as the ladder's probes make of each installed rung;
+  (:func:`check_old_code.release_facts.self_call_sites`) as the ladder's probes make of each installed rung;
 - ``trainer_methods``: the parameters of each ``Trainer`` method, in the ladder's words (``name=``, ``*args``);
 - ``trainer_returns_discarded``: the methods ``Trainer`` calls only for their effect, never using what they return.
 
@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.release_facts import class_named, discarded_returns, field_defaults, fields_set, self_call_sites
+from check_old_code.release_facts import class_named, discarded_returns, field_defaults, fields_set, self_call_sites
 from tools.ladder.era import wheel, wheel_text
 from tools.ladder.rungs import RELEASES, ROOT, LadderError, version_key
 
@@ -33,7 +33,7 @@ FIRST_MINOR = 4  # transformers 4.0 is where the history starts; the ladder's ol
 
 
 def _described(arguments: ast.arguments) -> list[str]:
-    """A method's parameters in the ladder's words (:func:`helpers.release_facts.describe`), ``self`` first."""
+    """A method's parameters in the ladder's words (:func:`check_old_code.release_facts.describe`), ``self`` first."""
     positional = [*arguments.posonlyargs, *arguments.args]
     firsts = len(positional) - len(arguments.defaults)
     described = [p.arg + ("=" if index >= firsts else "") for index, p in enumerate(positional)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from helpers.pins import SOURCE_RELEASE
+from course_facts.pins import SOURCE_RELEASE
 from tools.ladder.results_file import changes
 from tools.ladder.rungs import MARKS, PAGE, REGISTRY, release, version_key
 

@@ -1,6 +1,6 @@
 """The ladder's rungs, its files and its probe registry: what every other module of :mod:`tools.ladder` reads.
 
-The newest rung is the course's pin, read from ``requirements.txt`` through :mod:`helpers.pins` (never typed
+The newest rung is the course's pin, read from ``requirements.txt`` through :mod:`course_facts.pins` (never typed
 here), so ``python -m tools.bump X.Y.Z`` moves it. Torch, the same for every rung, is the course's pinned torch.
 """
 
@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.pins import OFFLINE_ENV, pinned, pinned_minor
+from course_facts.pins import OFFLINE_ENV, pinned, pinned_minor
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 LADDER_DIR = Path(os.environ.get("LADDER_VENVS", ROOT / ".venv-ladder")).resolve()  # where the environments go
@@ -27,7 +27,7 @@ REGISTRY = ROOT / "lessons.toml"
 TORCH = f"torch=={pinned('torch')}"
 INDEX = "https://pypi.org/simple/{name}/"  # the JSON simple API (PEP 691) of the index pip uses
 MARKS = {"holds": "✔", "does not hold": "✘", "cannot run": "○"}
-OFFLINE = OFFLINE_ENV  # the course's offline settings (helpers/pins.py), for every probe run
+OFFLINE = OFFLINE_ENV  # the course's offline settings (course_facts/pins.py), for every probe run
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ RELEASES: tuple[Release, ...] = (
     Release("5.14.1", "the last release before 5.15", ()),
     Release("5.15.0", "where a downstream project's bisect put the removal of `warmup_ratio`", ()),
     Release("5.24.0", "a former pin of the course (kept by `python -m tools.bump`)", ()),
-    Release(pinned(), "the course's pin", ()),  # requirements.txt's transformers, through helpers.pins
+    Release(pinned(), "the course's pin", ()),  # requirements.txt's transformers, through course_facts.pins
 )
 
 

@@ -114,19 +114,3 @@ def install() -> None:
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
     socket.socket.sendto = sendto  # type: ignore[method-assign]
     socket.getaddrinfo = getaddrinfo
-
-
-def uninstall() -> None:
-    """Undo :func:`install` (the guard's own tests use it)."""
-    if not _ORIGINALS:
-        return
-    socket.socket.connect = _ORIGINALS["connect"]  # type: ignore[method-assign]
-    socket.socket.connect_ex = _ORIGINALS["connect_ex"]  # type: ignore[method-assign]
-    socket.socket.sendto = _ORIGINALS["sendto"]  # type: ignore[method-assign]
-    socket.getaddrinfo = _ORIGINALS["getaddrinfo"]
-    _ORIGINALS.clear()
-
-
-def is_installed() -> bool:
-    """True while the guard is active in this process."""
-    return bool(_ORIGINALS)

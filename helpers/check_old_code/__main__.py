@@ -1,7 +1,0 @@
-"""``python -m helpers.check_old_code PATH...``: see :mod:`helpers.check_old_code.cli`."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())

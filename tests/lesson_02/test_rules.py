@@ -1,0 +1,263 @@
+"""Lesson 02's rules (TrainingArguments), tried beyond the lesson's run: the stock BERT classifier and two other
+stock classifiers (DistilBERT, Llama) built from configs, even and uneven micro-batches, accumulation 2 and 4,
+clipping on and off, dropout on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from datasets import Dataset
+from rule_training import MODELS, first_step, ids, trainer
+from transformers import TrainingArguments
+
+from exercises.checks import fixtures
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="With the stock classifier, 2 × 4 logs a loss and gradient 4 times those of 8 × 1 until "
+    "`trainer.model_accepts_loss_kwargs = False` (exact when the micro-batches are of one size).",
+    covers=["BERT, DistilBERT and Llama classifiers", "8 rows as 2 × 4 (even)", "7 rows as 2 × 4 (uneven last)"],
+)
+@pytest.mark.rule(
+    lesson="02",
+    section="1. Batch size",
+    text="Setting `trainer.model_accepts_loss_kwargs = False` gives the 8 × 1 step back when the micro-batches are "
+    "of one size (an uneven last one still weighs its reviews more).",
+    covers=["BERT, DistilBERT and Llama classifiers", "8 rows as 2 × 4 (even)", "7 rows as 2 × 4 (uneven last)"],
+)
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_accumulation_factor_and_the_flag(tmp_path: Any, model: str) -> None:
+    full = first_step(tmp_path / "full", model, 8, 8, 1, None)
+    stock = first_step(tmp_path / "stock", model, 8, 2, 4, None)
+    fixed = first_step(tmp_path / "fixed", model, 8, 2, 4, False)
+    assert stock == pytest.approx((4 * full[0], 4 * full[1]), rel=1e-4)
+    assert fixed == pytest.approx(full, rel=1e-4)
+    # 7 rows as 2, 2, 2, 1: each micro-batch's mean is divided by 4, so the lone last review weighs twice as much
+    uneven_full = first_step(tmp_path / "ufull", model, 7, 7, 1, None)
+    uneven_fixed = first_step(tmp_path / "ufixed", model, 7, 2, 4, False)
+    assert uneven_fixed[1] != pytest.approx(uneven_full[1], rel=1e-3)
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="Biases and LayerNorm are left out of weight decay",
+    covers=["BERT (LayerNorm)", "DistilBERT (LayerNorm)", "Llama (RMSNorm)"],
+)
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_biases_and_norms_get_no_weight_decay(tmp_path: Any, model: str) -> None:
+    built = MODELS[model](seed=0)
+    run = trainer(tmp_path, model=built, train_dataset=ids(4), weight_decay=0.1)
+    optimizer = run.create_optimizer()
+    names = {id(parameter): name for name, parameter in built.named_parameters()}
+    undecayed = {
+        names[id(p)] for group in optimizer.param_groups if group["weight_decay"] == 0.0 for p in group["params"]
+    }
+    norms = {name for name, module in built.named_modules() if "norm" in type(module).__name__.lower()}
+    expected = {
+        name for name, _ in built.named_parameters() if name.endswith(".bias") or name.rsplit(".", 1)[0] in norms
+    }
+    assert norms and undecayed == expected
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="the logged `grad_norm` is before clipping.",
+    covers=["accumulation 1 and 2", "uneven last micro-batch", "clipping at 1e-3"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_logged_grad_norm_is_before_clipping(tmp_path: Any, accumulation: int) -> None:
+    def norms(folder: str, clip: float) -> list[float]:
+        run = trainer(
+            tmp_path / folder,
+            rows=13,
+            gradient_accumulation_steps=accumulation,
+            max_grad_norm=clip,
+            logging_strategy="steps",
+            logging_steps=1,
+            max_steps=1,
+        )
+        run.train()
+        return [entry["grad_norm"] for entry in run.state.log_history if "grad_norm" in entry]
+
+    clipped, unclipped = norms("clip", 1e-3), norms("free", 0.0)
+    assert clipped == pytest.approx(unclipped, rel=1e-6) and clipped[0] > 1e-2
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text='`load_best_model_at_end` needs the save and evaluation schedules aligned (or `save_strategy="best"`).',
+    covers=["steps against steps, not a multiple", "epoch against steps", "a multiple of eval_steps", 'save "best"'],
+)
+def test_load_best_needs_aligned_schedules(tmp_path: Any) -> None:
+    def build(**settings: Any) -> TrainingArguments:
+        return TrainingArguments(output_dir=str(tmp_path), load_best_model_at_end=True, report_to="none", **settings)
+
+    with pytest.raises(ValueError):
+        build(eval_strategy="steps", eval_steps=2, save_strategy="steps", save_steps=3)
+    with pytest.raises(ValueError):
+        build(eval_strategy="epoch", save_strategy="steps", save_steps=2)
+    build(eval_strategy="steps", eval_steps=2, save_strategy="steps", save_steps=4)
+    build(eval_strategy="steps", eval_steps=2, save_strategy="best")
+    build(eval_strategy="epoch", save_strategy="epoch")
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="`model_init` with a seed gives identical runs",
+    covers=["dropout on", "accumulation 2", "uneven last micro-batch", "a second Trainer"],
+)
+def test_model_init_with_a_seed_gives_identical_runs(tmp_path: Any) -> None:
+    def final_weights(folder: str) -> list[torch.Tensor]:
+        run = trainer(
+            tmp_path / folder,
+            model_init=_dropout_model,
+            train_dataset=ids(13),
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            seed=3,
+        )
+        run.train()
+        return [parameter.detach().clone() for parameter in run.model.parameters()]
+
+    first, second = final_weights("a"), final_weights("b")
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
+
+
+def _dropout_model() -> Any:
+    """A BERT whose head is drawn from torch's global generator (seeded by the Trainer) and that trains with
+    dropout 0.1, so that only seeding makes two runs equal."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=2,
+    )
+    return BertForSequenceClassification(config)
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="`remove_unused_columns=False` keeps the columns a custom loss needs",
+    covers=["a model whose forward lacks **kwargs (TinyModel)", "the stock BERT classifier"],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+def test_remove_unused_columns_false_keeps_a_loss_column(tmp_path: Any, model: str) -> None:
+    from tiny_training import toy_dataset
+    from transformers import Trainer
+
+    class WeightedTrainer(Trainer):
+        def compute_loss(
+            self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
+        ) -> Any:
+            weight = inputs.pop("review_weight")
+            outputs = model(**inputs)
+            loss = outputs["loss"] * weight.float().mean()
+            return (loss, outputs) if return_outputs else loss
+
+    if model == "tiny":
+        rows = [dict(row, review_weight=torch.tensor(2.0)) for row in toy_dataset(8)]
+        built = None
+    else:
+        rows = ids(8).add_column("review_weight", [2.0] * 8)
+        built = fixtures.tiny_model(seed=0)
+    run = trainer(
+        tmp_path / "keep",
+        model=built,
+        train_dataset=rows,
+        trainer_class=WeightedTrainer,
+        remove_unused_columns=False,
+        max_steps=1,
+    )
+    run.train()
+    dropped = trainer(tmp_path / "drop", model=built, train_dataset=rows, trainer_class=WeightedTrainer, max_steps=1)
+    with pytest.raises(KeyError, match="review_weight"):
+        dropped.train()
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="every step count counts optimizer updates.",
+    covers=["accumulation 3", "uneven last accumulation group", "max_steps, logging_steps, eval_steps, save_steps"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_every_step_count_counts_updates(tmp_path: Any, accumulation: int) -> None:
+    from tiny_training import toy_dataset
+
+    run = trainer(
+        tmp_path,
+        rows=26,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=3,
+        max_steps=5,
+        logging_strategy="steps",
+        logging_steps=2,
+        eval_strategy="steps",
+        eval_steps=3,
+        eval_dataset=toy_dataset(4),
+        save_strategy="steps",
+        save_steps=4,
+    )
+    run.train()
+    history = run.state.log_history
+    assert run.state.global_step == 5
+    assert [entry["step"] for entry in history if "loss" in entry] == [2, 4]
+    assert [entry["step"] for entry in history if "eval_loss" in entry] == [3, 5]  # and where training ends
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("checkpoint-")) == [
+        "checkpoint-4",
+        "checkpoint-5",
+    ]
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="6. The data pipeline",
+    text="In the pinned release the setting also groups the batches of `evaluate()` and `predict()`, so `predict()` "
+    "returns its rows in another order than the dataset's. Metrics stay right (the labels come back in the same "
+    "order as the predictions), but a prediction matched to its input by position belongs to another review: "
+    "predict with a Trainer built without it.",
+    covers=["BERT and Llama classifiers", "reviews of 3 to 30 tokens", "an uneven last batch (23 rows, batch 4)"],
+)
+@pytest.mark.parametrize("model", ["bert", "llama"])
+def test_group_by_length_reorders_predictions(tmp_path: Any, model: str) -> None:
+    generator = torch.Generator().manual_seed(5)
+    lengths = torch.randint(3, 31, (23,), generator=generator).tolist()
+    rows = [torch.randint(1, 100, (n,), generator=generator).tolist() for n in lengths]
+    data = Dataset.from_dict(
+        {"input_ids": rows, "attention_mask": [[1] * len(r) for r in rows], "labels": [n % 2 for n in lengths]}
+    )
+
+    def predict(folder: str, **settings: Any) -> Any:
+        run = trainer(
+            tmp_path / folder,
+            model=MODELS[model](seed=0),
+            train_dataset=data,
+            per_device_eval_batch_size=4,
+            processing_class=fixtures.tokenizer(),
+            **settings,
+        )
+        return run.predict(data)
+
+    grouped = predict("grouped", train_sampling_strategy="group_by_length")
+    plain = predict("plain")
+    assert list(plain.label_ids) == data["labels"] and list(grouped.label_ids) != data["labels"]
+
+    def accuracy(output: Any) -> float:
+        return float((output.predictions.argmax(-1) == output.label_ids).mean())
+
+    assert sorted(grouped.label_ids.tolist()) == sorted(data["labels"])
+    assert accuracy(grouped) == pytest.approx(accuracy(plain))  # metrics stay right

@@ -1,0 +1,1 @@
+"""Lesson 04's tests: its answers, its rules and its topics."""

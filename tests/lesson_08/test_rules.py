@@ -1,0 +1,295 @@
+"""Lesson 08's rules (training_step and gradients), tried beyond the lesson's run: accumulation 1 and 3 with an
+uneven last accumulation group, a model whose forward lacks **kwargs (TinyModel) and the stock BERT classifier,
+clipping on and off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from rule_training import trainer
+from transformers import Trainer, TrainerCallback
+
+from exercises.checks import fixtures
+
+
+class _Watch(Trainer):
+    """Records, for every micro-batch: the returned loss, whether it is detached, whether every trainable
+    parameter has a gradient after super(), sync_gradients, and the model's own loss on that batch."""
+
+    rows: list[dict[str, Any]]
+
+    def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        with torch.no_grad():
+            own = model(**inputs)["loss"].item()
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        self.rows.append(
+            {
+                "loss": loss.item(),
+                "detached": not loss.requires_grad,
+                "grads": all(p.grad is not None for p in model.parameters() if p.requires_grad),
+                "sync": self.accelerator.sync_gradients,
+                "own": own,
+            }
+        )
+        return loss
+
+
+def _watched(tmp_path: Any, model: str, accumulation: int) -> _Watch:
+    _Watch.rows = []
+    built, data = (None, None) if model == "tiny" else (fixtures.tiny_model(seed=0), fixtures.random_ids(14))
+    run = trainer(
+        tmp_path,
+        model=built,
+        train_dataset=data,
+        rows=14,
+        trainer_class=_Watch,
+        gradient_accumulation_steps=accumulation,
+        learning_rate=0.0,
+    )
+    run.train()
+    return run
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="Override `training_step(model, inputs, num_items_in_batch=None)` by calling `super()` first: it computes "
+    "the loss, divides it by the update's number of micro-batches unless it takes the loss as already scaled "
+    "(lesson 07), runs "
+    "`accelerator.backward` and returns the loss detached; then the gradients are there to read "
+    "(`self.accelerator.sync_gradients` marks the last micro-batch).",
+    covers=[
+        "accumulation 1 and 3",
+        "uneven last accumulation group (3 + 3 + 1)",
+        "TinyModel (no **kwargs)",
+        "the stock BERT classifier (loss taken as scaled: not divided)",
+    ],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_training_step_super_first(tmp_path: Any, model: str, accumulation: int) -> None:
+    run = _watched(tmp_path, model, accumulation)
+    rows = _Watch.rows
+    assert len(rows) == 7 and all(row["detached"] and row["grads"] for row in rows)
+    assert [row["sync"] for row in rows] == [(index + 1) % accumulation == 0 or index == 6 for index in range(7)]
+    # TinyModel's forward takes no **kwargs: the Trainer divides; the stock classifier's loss is taken as scaled
+    # by num_items_in_batch (it is not), so it is returned undivided (lesson 02's factor). The recap's first
+    # wording, "scales it for accumulation", failed on the stock classifier at accumulation 3.
+    # The uneven last update (1 micro-batch at accumulation 3) is divided by 1: its own number of micro-batches.
+    groups = [min(accumulation, 7 - index // accumulation * accumulation) for index in range(7)]
+    divisors = groups if model == "tiny" else [1] * 7
+    assert [row["loss"] for row in rows] == pytest.approx([row["own"] / d for row, d in zip(rows, divisors)], rel=1e-5)
+    assert run.model_accepts_loss_kwargs == (model == "bert")
+
+
+class _GradientsAt(TrainerCallback):
+    def __init__(self) -> None:
+        self.pre: list[float] = []
+        self.end: list[bool] = []
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        self.pre.append(float(torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))))
+
+    def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        self.end.append(all(p.grad is None for p in model.parameters()))
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="A callback reads gradients at `on_pre_optimizer_step` (after clipping); at `on_step_end` they are `None`.",
+    covers=[
+        "accumulation 1 and 3",
+        "uneven last accumulation group",
+        "TinyModel and the stock BERT classifier",
+        "clipping at 0.01",
+    ],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| read gradients | callback at `on_pre_optimizer_step` | at `on_step_end` they are gone (section 2) |",
+    covers=["accumulation 1 and 3", "uneven last accumulation group", "TinyModel and the stock BERT classifier"],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="`grad_norm` in the logs is the norm before clipping.",
+    covers=["accumulation 1 and 3", "uneven last accumulation group", "TinyModel and the stock BERT classifier"],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_gradients_at_pre_optimizer_step_are_clipped_and_gone_at_step_end(
+    tmp_path: Any, model: str, accumulation: int
+) -> None:
+    probe = _GradientsAt()
+    built, data = (None, None) if model == "tiny" else (fixtures.tiny_model(seed=0), fixtures.random_ids(14))
+    run = trainer(
+        tmp_path,
+        [probe],
+        model=built,
+        train_dataset=data,
+        rows=14,
+        gradient_accumulation_steps=accumulation,
+        max_grad_norm=0.01,
+        logging_strategy="steps",
+        logging_steps=1,
+    )
+    run.train()
+    logged = [entry["grad_norm"] for entry in run.state.log_history if "grad_norm" in entry]
+    assert len(probe.pre) == len(logged) == run.state.global_step
+    assert all(norm == pytest.approx(0.01, rel=1e-4) for norm in probe.pre)
+    assert all(norm > 0.01 for norm in logged) and all(probe.end)
+
+
+class _Direction(TrainerCallback):
+    def __init__(self) -> None:
+        self.grads: list[torch.Tensor] = []
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+        self.grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]).clone())
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="Clip with `max_grad_norm`, not inside `training_step`",
+    covers=["accumulation 1, 2 and 3", "uneven last accumulation group"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2, 3])
+def test_clipping_inside_training_step_changes_the_update(tmp_path: Any, accumulation: int) -> None:
+    class ClipInside(Trainer):
+        def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+            loss = super().training_step(model, inputs, num_items_in_batch)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.01)
+            return loss
+
+    inside, outside = _Direction(), _Direction()
+    trainer(
+        tmp_path / "in",
+        [inside],
+        rows=14,
+        trainer_class=ClipInside,
+        gradient_accumulation_steps=accumulation,
+        max_grad_norm=0.0,
+        max_steps=1,
+    ).train()
+    trainer(
+        tmp_path / "out", [outside], rows=14, gradient_accumulation_steps=accumulation, max_grad_norm=0.01, max_steps=1
+    ).train()
+    # Inside, each micro-batch clips the running sum, so the first micro-batches are cut before the later ones
+    # add to it: the accumulated gradient points elsewhere. At accumulation 1 the two are the same.
+    cosine = torch.nn.functional.cosine_similarity(inside.grads[0], outside.grads[0], dim=0).item()
+    assert (cosine > 1 - 1e-6) == (accumulation == 1), cosine
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="5. Other methods",
+    text="There is no `evaluation_step` to override: to change what happens to one evaluation batch, override "
+    "`prediction_step`",
+    covers=["Trainer", "Seq2SeqTrainer"],
+)
+def test_there_is_no_evaluation_step() -> None:
+    from transformers import Seq2SeqTrainer
+
+    for cls in (Trainer, Seq2SeqTrainer):
+        assert not hasattr(cls, "evaluation_step") and callable(cls.prediction_step)
+
+
+class _WritesRate(TrainerCallback):
+    def on_step_begin(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kwargs: Any) -> None:
+        for group in optimizer.param_groups:
+            group["lr"] = 0.01 / (1 + state.global_step)
+
+
+class _OwnScheduler(Trainer):
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer or self.optimizer, lambda step: (0.01 / (1 + step)) / self.args.learning_rate
+        )
+        return self.lr_scheduler
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the LR mid-run | `create_scheduler` or `optimizers=` | a rate a callback writes trains but is not "
+    "logged (06) |",
+    covers=["accumulation 1 and 3", "uneven last accumulation group", "logging every update"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_rate_changed_mid_run_is_logged_only_from_a_scheduler(tmp_path: Any, accumulation: int) -> None:
+    from helpers.lessons.lesson_03 import AppliedLRRecorder
+
+    def rates(folder: str, callbacks: list[Any], trainer_class: type) -> tuple[list[float], list[float]]:
+        applied = AppliedLRRecorder()
+        run = trainer(
+            tmp_path / folder,
+            [*callbacks, applied],
+            rows=14,
+            trainer_class=trainer_class,
+            gradient_accumulation_steps=accumulation,
+            logging_strategy="steps",
+            logging_steps=1,
+        )
+        run.train()
+        logged = [entry["learning_rate"] for entry in run.state.log_history if "learning_rate" in entry]
+        return applied.lrs, logged
+
+    wanted = [0.01 / (1 + step) for step in range(-(-7 // accumulation))]
+    applied, logged = rates("callback", [_WritesRate()], Trainer)
+    assert applied == pytest.approx(wanted) and logged != pytest.approx(wanted)
+    applied, logged = rates("scheduler", [], _OwnScheduler)
+    assert applied == pytest.approx(wanted) and logged == pytest.approx(wanted)
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the loss | `compute_loss`, or `compute_loss_func=` over `num_items_in_batch` | a callback cannot "
+    "change what is differentiated (07) |",
+    covers=["TinyModel (forward without **kwargs)", "accumulation 1 and 2", "uneven last micro-batch"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_the_loss_changes_by_either_route(tmp_path: Any, accumulation: int) -> None:
+    def doubled(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        return 2 * torch.nn.functional.cross_entropy(outputs["logits"], labels)
+
+    class Doubled(Trainer):
+        def compute_loss(
+            self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
+        ) -> Any:
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = doubled(outputs, labels)
+            return (loss, outputs) if return_outputs else loss
+
+    def first_loss(folder: str, **settings: Any) -> float:
+        run = trainer(
+            tmp_path / folder,
+            rows=13,
+            gradient_accumulation_steps=accumulation,
+            max_steps=1,
+            logging_strategy="steps",
+            logging_steps=1,
+            **settings,
+        )
+        run.train()
+        return next(entry["loss"] for entry in run.state.log_history if "loss" in entry)
+
+    def doubled_sum(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> torch.Tensor:
+        loss = torch.nn.functional.cross_entropy(outputs["logits"], labels, reduction="sum")
+        return 2 * loss / num_items_in_batch
+
+    plain = first_loss("plain")
+    by_function = first_loss("function", compute_loss_func=doubled)
+    by_sum = first_loss("sum", compute_loss_func=doubled_sum)
+    by_subclass = first_loss("subclass", trainer_class=Doubled)
+    assert by_subclass == pytest.approx(2 * plain, rel=1e-5) and by_sum == pytest.approx(2 * plain, rel=1e-5)
+    # A compute_loss_func is taken as scaled for accumulation (lesson 07): a per-batch mean logs (and steps)
+    # `accumulation` times too much. The chart's first row, "`compute_loss_func=` or `compute_loss`", failed here.
+    assert by_function == pytest.approx(2 * plain * accumulation, rel=1e-5)

@@ -1,0 +1,139 @@
+"""Lesson 13's rules (reading real subclasses): the overrides and the loss-scaling declarations of TRL's trainers,
+read on the pinned TRL, with GRPOTrainer as a third class the sentence does not name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from trl import DPOTrainer, GRPOTrainer, SFTTrainer
+
+from helpers.lessons.lesson_13 import trainer_overrides
+
+FOUR = {"compute_loss", "training_step", "prediction_step", "log"}
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="`SFTTrainer` and `DPOTrainer` both redefine `compute_loss`, `training_step`, `prediction_step` and `log`; "
+    "ask a class with `trainer_overrides` (its method resolution order).",
+    covers=["SFTTrainer", "DPOTrainer", "GRPOTrainer (not named: it redefines the same four)"],
+)
+@pytest.mark.parametrize("cls", [SFTTrainer, DPOTrainer, GRPOTrainer])
+def test_trl_trainers_redefine_the_four(cls: type) -> None:
+    assert FOUR <= set(trainer_overrides(cls))
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="`DPOTrainer` a per-batch mean with `loss_is_scaled_for_ga = False`",
+    covers=["the class attribute on the pinned TRL", "SFTTrainer leaves it to the Trainer (None)"],
+)
+def test_dpo_declares_its_loss_unscaled() -> None:
+    assert DPOTrainer.loss_is_scaled_for_ga is False
+    assert getattr(SFTTrainer, "loss_is_scaled_for_ga", None) is None
+
+
+def _sft_first_update(tmp_path: Any, batch: int, accumulation: int) -> tuple[float, float]:
+    """The logged loss and grad_norm of an SFTTrainer's first update over the same 4 texts of uneven length."""
+    from datasets import Dataset
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl import SFTConfig
+
+    from exercises.checks.lesson_13 import QUIET_SFT, TINY_LLAMA
+    from helpers.models import load_tokenizer
+    from helpers.trainers import quiet
+
+    tokenizer = load_tokenizer()
+    tokenizer.eos_token = "[SEP]"
+    config = LlamaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **TINY_LLAMA)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config)
+    texts = ["a fine film", "a long and winding film that never seems to end at all, alas", "dull", "bright, brisk fun"]
+    args = SFTConfig(
+        str(tmp_path),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        max_steps=1,
+        logging_steps=1,
+        max_grad_norm=0.0,
+        learning_rate=1e-3,
+        **QUIET_SFT,
+    )
+    run = quiet(
+        SFTTrainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer)
+    )
+    run.train()
+    entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
+    return entry["loss"], entry["grad_norm"]
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="3. How they scale the loss",
+    text="`SFTTrainer` leaves it at `None`, sums the loss of every token and divides by `num_items_in_batch`",
+    covers=["texts of 1 to 15 tokens (uneven micro-batches)", "accumulation 2 and 4 against one batch of 4"],
+)
+@pytest.mark.parametrize("accumulation", [2, 4])
+def test_sft_step_is_the_same_however_the_batch_is_split(tmp_path: Any, accumulation: int) -> None:
+    whole = _sft_first_update(tmp_path / "whole", 4, 1)
+    split = _sft_first_update(tmp_path / "split", 4 // accumulation, accumulation)
+    assert split[1] == pytest.approx(whole[1], rel=1e-4)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="Lesson 05's `LoopRecorder` wraps any Trainer class, a library's too, and shows which overrides fire, how "
+    "often and what they call.",
+    covers=[
+        "Trainer, a subclass of its own and SFTTrainer",
+        "accumulation 2 with an uneven last group",
+        "compute_loss seen inside training_step",
+    ],
+)
+@pytest.mark.parametrize("base", ["Trainer", "subclass", "SFTTrainer"])
+def test_loop_recorder_wraps_any_trainer_class(tmp_path: Any, base: str) -> None:
+    from rule_training import trainer
+    from transformers import Trainer
+
+    from helpers.loop_calls import LoopRecorder
+
+    recorder = LoopRecorder(methods=("training_step", "compute_loss"))
+    if base == "SFTTrainer":
+        from datasets import Dataset
+        from transformers import LlamaConfig, LlamaForCausalLM
+        from trl import SFTConfig
+
+        from exercises.checks.lesson_13 import QUIET_SFT, TINY_LLAMA
+        from helpers.models import load_tokenizer
+
+        tokenizer = load_tokenizer()
+        tokenizer.eos_token = "[SEP]"
+        model = LlamaForCausalLM(
+            LlamaConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **TINY_LLAMA)
+        )
+        texts = ["a fine film", "dull", "bright, brisk fun", "long and slow", "a gem"]
+        args = SFTConfig(
+            str(tmp_path), per_device_train_batch_size=2, gradient_accumulation_steps=2, max_steps=2, **QUIET_SFT
+        )
+        run = recorder.trainer_class(SFTTrainer)(
+            model=model, args=args, processing_class=tokenizer, train_dataset=Dataset.from_dict({"text": texts})
+        )
+        run.train()
+        micro_batches = 3  # 5 texts in batches of 2: 2 + 1 micro-batches over 2 steps
+    else:
+
+        class Own(Trainer):
+            pass
+
+        cls = recorder.trainer_class(Trainer if base == "Trainer" else Own)
+        run = trainer(tmp_path, rows=10, trainer_class=cls, gradient_accumulation_steps=2)
+        run.train()
+        micro_batches = 5
+    assert recorder.names().count("training_step") == micro_batches
+    assert "compute_loss" in recorder.inside("training_step")

@@ -1,0 +1,174 @@
+"""Lesson 15's rules (LoRA adapters), tried beyond the lesson's run: BERT, Llama (head `score`) and DistilBERT
+(a head of two new layers, `pre_classifier` and `classifier`) built from configs, accumulation 2 with an uneven
+last micro-batch, reload onto a freshly built base, merge on a copy."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import torch
+from peft import LoraConfig, PeftModel, get_peft_model
+from rule_training import trainer
+
+from exercises.checks import fixtures
+
+MODELS = {
+    "bert": (fixtures.tiny_model, ["query", "value"]),
+    "llama": (fixtures.tiny_llama, ["q_proj", "v_proj"]),
+    "distilbert": (fixtures.tiny_distilbert, ["q_lin", "v_lin"]),
+}
+HEADS = {"bert": ["classifier"], "llama": ["score"], "distilbert": ["pre_classifier", "classifier"]}
+
+
+def _logits(model: Any, ids: torch.Tensor) -> torch.Tensor:
+    model.eval()
+    with torch.no_grad():
+        return model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+
+
+def _trained_adapter(tmp_path: Any, name: str) -> tuple[Any, Any, dict[str, torch.Tensor]]:
+    make, targets = MODELS[name]
+    base = make(seed=0)
+    frozen = {key: value.detach().clone() for key, value in base.state_dict().items()}
+    model = get_peft_model(base, LoraConfig(task_type="SEQ_CLS", r=4, lora_alpha=8, target_modules=targets))
+    run = trainer(
+        tmp_path,
+        model=model,
+        train_dataset=fixtures.random_ids(13),
+        gradient_accumulation_steps=2,
+        learning_rate=1e-2,
+        num_train_epochs=2,
+    )
+    run.train()
+    return run, model, frozen
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="`get_peft_model(model, LoraConfig(...))` makes an adapter model the Trainer trains unchanged; "
+    '`task_type="SEQ_CLS"` keeps the new head trainable and saved.',
+    covers=[
+        "BERT, Llama (score) and DistilBERT (pre_classifier + classifier)",
+        "accumulation 2",
+        "uneven last micro-batch",
+        "2 epochs",
+    ],
+)
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="An adapter checkpoint holds the adapter and the head; reload it onto the base with "
+    "`PeftModel.from_pretrained`; `merge_and_unload()` on a copy gives a plain model for serving.",
+    covers=["BERT, Llama and DistilBERT", "a base built afresh (its random head replaced by the saved one)"],
+)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_adapter_trains_saves_reloads_and_merges(tmp_path: Any, name: str) -> None:
+    run, model, frozen = _trained_adapter(tmp_path, name)
+    trained = {
+        key.replace("base_model.model.", ""): value for key, value in model.named_parameters() if value.requires_grad
+    }
+    assert all(any(key.startswith(f"{head}.") for key in trained) for head in HEADS[name]), sorted(trained)
+    params, compared = dict(model.get_base_model().named_parameters()), 0
+    for key, before in frozen.items():  # the wrapped layers keep their weights under `base_layer`
+        if any(key.startswith(f"{head}.") for head in HEADS[name]):
+            continue
+        wrapped = key.rsplit(".", 1)[0] + ".base_layer." + key.rsplit(".", 1)[1]
+        now = params.get(key, params.get(wrapped))
+        if now is not None:
+            assert torch.equal(now.detach(), before), key
+            compared += 1
+    assert compared > 10
+    ids = torch.randint(1, 100, (5, 9), generator=torch.Generator().manual_seed(4))
+    expected = _logits(model, ids)
+    model.save_pretrained(tmp_path / "adapter")
+    from safetensors import safe_open
+
+    with safe_open(str(tmp_path / "adapter" / "adapter_model.safetensors"), "pt") as saved:
+        keys = list(saved.keys())
+    assert any("lora_" in key for key in keys) and all(any(f".{head}." in key for key in keys) for head in HEADS[name])
+    fresh_base = MODELS[name][0](seed=1)  # another random head: the saved one must replace it
+    reloaded = PeftModel.from_pretrained(_same_body(fresh_base, name), tmp_path / "adapter")
+    assert torch.allclose(_logits(reloaded, ids), expected, atol=1e-6)
+    merged = copy.deepcopy(model).merge_and_unload()
+    assert not isinstance(merged, PeftModel) and torch.allclose(_logits(merged, ids), expected, atol=1e-5)
+
+
+def _same_body(fresh: Any, name: str) -> Any:
+    """``fresh`` with the body (everything but the head) of the seed-0 base the adapter was trained on."""
+    body = {
+        key: value
+        for key, value in MODELS[name][0](seed=0).state_dict().items()
+        if not any(key.startswith(f"{head}.") for head in HEADS[name])
+    }
+    fresh.load_state_dict(body, strict=False)
+    return fresh
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="On the pinned release the Trainer handles `enable_input_require_grads` and `label_names` for a PEFT model",
+    covers=["BERT, Llama and DistilBERT adapters", "eval_loss reported", "checkpointing with an adapter: lora_B moves"],
+)
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_trainer_handles_peft_models(tmp_path: Any, name: str) -> None:
+    make, targets = MODELS[name]
+    model = get_peft_model(make(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+    data = fixtures.random_ids(12)
+    run = trainer(
+        tmp_path, model=model, train_dataset=data, eval_dataset=data, activation_checkpointing=True, learning_rate=1e-2
+    )
+    assert run.label_names == ["labels"] or "labels" in (run.label_names or [])
+    run.train()
+    assert "eval_loss" in run.evaluate()
+    moved = [p for n, p in model.named_parameters() if "lora_B" in n]
+    assert moved and all(p.abs().sum() > 0 for p in moved)  # B starts at zero: gradients reached it
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="`save_only_model=True` makes a resume silently inexact.",
+    covers=["a BERT adapter and TinyModel", "accumulation 2", "resume from step 2 of 6", "a full checkpoint (exact)"],
+)
+@pytest.mark.parametrize("name", ["bert-lora", "tiny"])
+def test_save_only_model_resume_is_inexact(tmp_path: Any, name: str) -> None:
+    def build() -> Any:
+        if name == "tiny":
+            from tiny_training import TinyModel
+
+            torch.manual_seed(0)
+            return TinyModel()
+        torch.manual_seed(0)  # LoRA's A matrices are drawn from torch's global generator
+        return get_peft_model(
+            fixtures.tiny_model(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=["query", "value"])
+        )
+
+    data = None if name == "tiny" else fixtures.random_ids(24)
+
+    def weights(folder: str, resume: str | None = None, **settings: Any) -> list[torch.Tensor]:
+        run = trainer(
+            tmp_path / folder,
+            model=build(),
+            train_dataset=data,
+            rows=24,
+            gradient_accumulation_steps=2,
+            learning_rate=1e-2,
+            save_strategy="steps",
+            save_steps=2,
+            **settings,
+        )
+        run.train(resume_from_checkpoint=resume)
+        return [p.detach().clone() for p in run.model.parameters() if p.requires_grad]
+
+    straight = weights("straight")
+    weights("full")  # writes the checkpoints the resume reads
+    resumed_full = weights("full", resume=str(tmp_path / "full" / "checkpoint-2"))
+    only = weights("only", save_only_model=True)
+    resumed_only = weights("only", resume=str(tmp_path / "only" / "checkpoint-2"), save_only_model=True)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_full, strict=True))
+    assert all(torch.allclose(a, b) for a, b in zip(straight, only, strict=True))
+    assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_only, strict=True))

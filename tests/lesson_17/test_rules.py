@@ -1,0 +1,173 @@
+"""Lesson 17's rules (old Trainer code), tried beyond the lesson's run: the renamed arguments on real runs with
+accumulation 2, a compute_loss override without num_items_in_batch at accumulation 1 and 2, resuming by the
+argument and by train(), the checker's exit code on a script, a notebook and a folder."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rule_training import trainer
+from transformers import Trainer, TrainingArguments
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="`evaluation_strategy` is `eval_strategy`, `warmup_ratio` is a fractional `warmup_steps`, "
+    '`group_by_length=True` is `train_sampling_strategy="group_by_length"`',
+    covers=["the old names refused", "warmup share against the old ceil(ratio x N) for N = 1..300", "accumulation 2"],
+)
+def test_renamed_arguments(tmp_path: Any) -> None:
+    for old in ({"evaluation_strategy": "steps"}, {"warmup_ratio": 0.1}, {"group_by_length": True}):
+        with pytest.raises(TypeError):
+            TrainingArguments(output_dir=str(tmp_path), **old)
+    share = TrainingArguments(output_dir=str(tmp_path), warmup_steps=0.1)
+    assert all(share.get_warmup_steps(total) == math.ceil(0.1 * total) for total in range(1, 301))
+    from tiny_training import toy_dataset
+
+    run = trainer(
+        tmp_path,
+        rows=13,
+        gradient_accumulation_steps=2,
+        warmup_steps=0.3,
+        eval_strategy="steps",
+        eval_steps=2,
+        eval_dataset=toy_dataset(4),
+    )
+    run.train()
+    assert run.args.eval_strategy == "steps" and run.args.get_warmup_steps(run.state.max_steps) == math.ceil(0.3 * 4)
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="Overrides need the 5.x signatures (`num_items_in_batch`)",
+    covers=["compute_loss without num_items_in_batch", "accumulation 1 and 2", "TinyModel"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_an_old_compute_loss_signature_fails(tmp_path: Any, accumulation: int) -> None:
+    class Old(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False):  # type: ignore[override]
+            outputs = model(**inputs)
+            return (outputs["loss"], outputs) if return_outputs else outputs["loss"]
+
+    with pytest.raises(TypeError, match="num_items_in_batch"):
+        trainer(tmp_path, rows=8, trainer_class=Old, gradient_accumulation_steps=accumulation).train()
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="nothing is reported anywhere unless `report_to` says so",
+    covers=["the default arguments", "a Trainer built on them (no integration callback)"],
+)
+def test_nothing_is_reported_by_default(tmp_path: Any) -> None:
+    args = TrainingArguments(output_dir=str(tmp_path))
+    assert args.report_to in ([], "none", ["none"])
+    from tiny_training import TinyModel
+
+    names = {type(callback).__name__ for callback in Trainer(model=TinyModel(), args=args).callback_handler.callbacks}
+    assert names <= {"DefaultFlowCallback", "PrinterCallback", "ProgressCallback", "NotebookProgressCallback"}
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="resuming is always `trainer.train(resume_from_checkpoint=...)`.",
+    covers=[
+        "TrainingArguments(resume_from_checkpoint=...) alone (starts over)",
+        "accumulation 2",
+        "a step-4 checkpoint",
+    ],
+)
+def test_resuming_needs_train_resume_from_checkpoint(tmp_path: Any) -> None:
+    trainer(tmp_path / "first", rows=16, gradient_accumulation_steps=2, save_strategy="steps", save_steps=2).train()
+    checkpoint = str(tmp_path / "first" / "checkpoint-2")
+
+    class FirstStep(Trainer):
+        first: int | None = None
+
+        def training_step(self, model: Any, inputs: Any, num_items_in_batch: Any = None) -> Any:
+            if type(self).first is None:
+                type(self).first = self.state.global_step
+            return super().training_step(model, inputs, num_items_in_batch)
+
+    trainer(
+        tmp_path / "arg",
+        rows=16,
+        gradient_accumulation_steps=2,
+        resume_from_checkpoint=checkpoint,
+        trainer_class=FirstStep,
+    ).train()
+    assert FirstStep.first == 0  # the argument alone starts over
+    FirstStep.first = None
+    trainer(tmp_path / "call", rows=16, gradient_accumulation_steps=2, trainer_class=FirstStep).train(
+        resume_from_checkpoint=checkpoint
+    )
+    assert FirstStep.first == 2
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="exit code 1 means it found something.",
+    covers=["a script", "a notebook", "a folder", "clean code (exit 0)"],
+)
+def test_the_checker_exit_code(tmp_path: Any) -> None:
+    old = 'from transformers import TrainingArguments\nTrainingArguments("out", evaluation_strategy="steps")\n'
+    clean = 'from transformers import TrainingArguments\nTrainingArguments("out", eval_strategy="steps")\n'
+    (tmp_path / "old.py").write_text(old)
+    (tmp_path / "clean.py").write_text(clean)
+    cells = [{"cell_type": "code", "metadata": {}, "source": old, "outputs": [], "execution_count": None}]
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "old.ipynb").write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+
+    def code(target: Path) -> int:
+        return subprocess.run(
+            [sys.executable, "-m", "check_old_code", str(target)], cwd=ROOT, capture_output=True, text=True
+        ).returncode
+
+    assert code(tmp_path / "old.py") == 1 and code(tmp_path / "nb" / "old.ipynb") == 1 and code(tmp_path / "nb") == 1
+    assert code(tmp_path / "clean.py") == 0
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="callback methods must be real event names.",
+    covers=[
+        "an old name (on_prediction_step is real; on_batch_end is not)",
+        "a misspelling",
+        "an instance and a class",
+    ],
+)
+def test_callback_methods_must_be_event_names(tmp_path: Any) -> None:
+    from transformers import TrainerCallback
+
+    from helpers.callback_events import unknown_event_methods
+
+    class Old(TrainerCallback):
+        calls = 0
+
+        def on_batch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            type(self).calls += 1
+
+        def on_step_ends(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            type(self).calls += 1
+
+        def on_prediction_step(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            pass
+
+    trainer(tmp_path, [Old()], rows=8).train()
+    assert Old.calls == 0
+    assert set(unknown_event_methods(Old)) == {"on_batch_end", "on_step_ends"} == set(unknown_event_methods(Old()))

@@ -1,0 +1,1 @@
+"""Lesson 18's tests: its answers, its rules and its topics."""
