@@ -373,12 +373,14 @@ def test_another_column_needs_remove_unused_columns_false(make_model: Any) -> No
 @pytest.mark.rule(
     lesson="07",
     section="Recap",
-    text="For a rare class, a class weight lifts recall and F1; focal loss alone does not.",
-    covers=["seeds 0, 1, 2", "imbalance 1 : 9 and 1 : 5", "synthetic features (another data set)"],
-)
+    text="For a rare class the default loss misses, a class weight lifts recall and F1; focal loss alone does not.",
+    covers=["seeds 0, 1, 2", "imbalance 1 : 9 and 1 : 5", "synthetic features (another data set)",
+            "a class the default loss finds (F1 falls: the sentence's condition)"],
+)  # fmt: skip
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("negatives", [9, 5], ids=["1 : 9", "1 : 5"])
-def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negatives: int) -> None:
+@pytest.mark.parametrize("shift", [0.15, 0.6], ids=["missed", "found"])
+def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negatives: int, shift: float) -> None:
     from datasets import Dataset
     from sklearn.metrics import f1_score, recall_score
     from transformers import Trainer, set_seed
@@ -410,7 +412,7 @@ def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negat
 
     def rows(positives: int) -> Dataset:  # overlapping classes: the rare one is hard to find
         labels = torch.tensor([1] * positives + [0] * (negatives * positives))
-        features = torch.randn(len(labels), 16, generator=generator) + labels[:, None] * 0.6
+        features = torch.randn(len(labels), 16, generator=generator) + labels[:, None] * shift
         return Dataset.from_dict({"features": features.tolist(), "labels": labels.tolist()})
 
     train, held_out = rows(64), rows(64)
@@ -428,6 +430,9 @@ def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negat
         truth = np.array(held_out["labels"])
         scores[name] = (recall_score(truth, predicted, zero_division=0), f1_score(truth, predicted, zero_division=0))
     default, weighted, focal = scores["default"], scores["weighted"], scores["focal"]
-    assert weighted[0] > default[0] + 0.2 and weighted[1] > default[1] + 0.05, scores
-    gain = weighted[0] - default[0]
-    assert abs(focal[0] - default[0]) < gain / 2, scores  # focal alone moves recall far less than the weight
+    assert weighted[0] >= default[0], scores  # the weight never lowers recall
+    if shift == 0.6:  # the default loss already finds most positives: the weight trades F1 for recall
+        assert default[0] > 0.5 and weighted[1] < default[1], scores
+        return
+    assert default[0] < 0.5 and weighted[0] > default[0] + 0.2 and weighted[1] > default[1], scores
+    assert focal[0] - default[0] < (weighted[0] - default[0]) / 2, scores  # focal alone: far less
