@@ -436,3 +436,52 @@ def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negat
         return
     assert default[0] < 0.5 and weighted[0] > default[0] + 0.2 and weighted[1] > default[1], scores
     assert focal[0] - default[0] < (weighted[0] - default[0]) / 2, scores  # focal alone: far less
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="Recap",
+    text="Log a loss's parts by collecting them in `compute_loss` and merging their means in `log`.",
+    covers=["accumulation 1 and 2", "a log every 2 steps", "evaluation", "uneven last step (the parts are "
+            "means over micro-batches; the logged loss a mean over steps)"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("rows", "accumulation"), [(16, 1), (16, 2), (10, 2)], ids=["k 1", "k 2", "k 2, last step of 1 micro-batch"]
+)
+def test_loss_parts_merged_in_log_are_the_means_of_the_micro_batches(rows: int, accumulation: int) -> None:
+    from helpers.lessons.lesson_07 import LossPartsTrainer, WithLengthHead
+
+    data = fixtures.random_ids(rows, seed=5)
+    data = data.add_column("length_target", [float(i % 3) - 1.0 for i in range(rows)])
+    seen: list[dict[str, float]] = []
+
+    class Noting(LossPartsTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001, ANN201
+            if model.training:
+                outputs, parts = self.loss_parts(model, dict(inputs))
+                seen.append({name: float(value) for name, value in parts.items()})
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+    settings = dict(per_device_train_batch_size=2, gradient_accumulation_steps=accumulation, num_train_epochs=1)
+    settings |= dict(logging_steps=2, remove_unused_columns=False, learning_rate=0.0)  # lr 0: the parts repeat
+    trainer = fixtures.trainer(
+        settings, model=WithLengthHead(fixtures.tiny_model(3)), trainer_class=Noting, train_dataset=data
+    )
+    trainer.train()
+    logs = [log for log in trainer.state.log_history if "loss_main" in log]
+    start = 0
+    for log in logs:  # each log: the mean over the micro-batches since the previous one
+        end = min(log["step"] * accumulation, len(seen))
+        for name in ("loss_main", "loss_aux"):
+            mean = np.mean([part[name] for part in seen[start:end]])
+            assert log[name] == pytest.approx(mean, rel=1e-5), (log["step"], name)
+        start = end
+    for log in logs if rows % (2 * accumulation) == 0 else logs[:1]:  # steps of equal micro-batches
+        assert log["loss_main"] + log["loss_aux"] == pytest.approx(log["loss"], rel=1e-5)
+    metrics = trainer.evaluate(data)  # batches of 8: 8 + 8, or 8 + 2
+    assert {"eval_loss_main", "eval_loss_aux"} <= set(metrics)
+    added = metrics["eval_loss_main"] + metrics["eval_loss_aux"]
+    if rows % 8 == 0:
+        assert added == pytest.approx(metrics["eval_loss"], rel=1e-5)
+    else:  # eval_loss weighs each review, the parts each batch: an uneven last batch parts them
+        assert added != pytest.approx(metrics["eval_loss"], rel=1e-3)
