@@ -89,3 +89,49 @@ def loss_scaling_recipes(weighted_trainer: Any, plain_loss_func: Any) -> dict[st
             lambda k, p: 1,
         ),
     }
+
+
+def one_sgd_step(
+    trainer_class: Any, make_model: Any, data: Any, batch_size: int, accumulation: int, **keywords: Any
+) -> Any:
+    """One plain SGD step (learning rate 0.01, no clipping) on all of ``data`` as ``batch_size`` x accumulation
+    ``accumulation``, the model built by ``make_model()`` after seeding 0: its logged ``[loss, grad_norm]`` as a
+    NumPy array. ``keywords`` go to the Trainer (``class_weights``, ``processing_class``, ...).
+
+    With 10 rows as 4 x 3 the step's micro-batches hold 4, 4 and 2 rows: the case where a mean per micro-batch
+    and a sum over the whole batch's count part ways (lesson 07, section 5).
+
+    Raises:
+        ValueError: ``data`` holds more rows than one step takes (``batch_size * accumulation``).
+    """
+    import tempfile
+
+    import numpy as np
+    from transformers import TrainingArguments, set_seed
+
+    from helpers.trainers import quiet
+
+    if len(data) > batch_size * accumulation:
+        raise ValueError(
+            f"{len(data)} rows need more than one step of {batch_size} x {accumulation}; pass at most "
+            f"{batch_size * accumulation} rows, so that the step covers all of them."
+        )
+    set_seed(0)
+    with tempfile.TemporaryDirectory(prefix="one-sgd-step-") as folder:  # nothing is saved there
+        args = TrainingArguments(
+            output_dir=folder,
+            per_device_train_batch_size=batch_size,
+            gradient_accumulation_steps=accumulation,
+            max_steps=1,
+            optim="sgd",
+            max_grad_norm=0.0,
+            learning_rate=0.01,
+            logging_steps=1,
+            report_to="none",
+            save_strategy="no",
+            seed=0,
+        )
+        trainer = trainer_class(model=make_model(), args=args, train_dataset=data, **keywords)
+        quiet(trainer).train()
+    log = trainer.state.log_history[0]
+    return np.array([log["loss"], log["grad_norm"]])

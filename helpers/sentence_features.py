@@ -59,3 +59,26 @@ def embedded_reviews(rows: Any, encoder: Any, tokenizer: Any, max_length: int, b
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             features[some] = ((hidden * mask).sum(1) / mask.sum(1)).float().cpu()
     return Dataset.from_dict({"features": features.tolist(), "labels": rows["label"]})
+
+
+def imbalanced_review_features(positives: int = 64, max_length: int = 64, device: str | None = None) -> tuple[Any, Any]:
+    """Lesson 07's data loader: ``(train, validation)``, each a ``Dataset(features, labels)`` of 1 : 9 imbalanced
+    Rotten Tomatoes reviews (:func:`one_in_ten`: ``positives`` positive training reviews, half as many for
+    validation), embedded by the full offline MiniLM (:func:`embedded_reviews`, reviews cut at ``max_length``
+    tokens) on ``device`` (the GPU when there is one).
+
+    A learner's own project loads its data instead (``load_dataset(...)``) and tokenizes it for its model.
+    """
+    import torch
+
+    from helpers.data import load_reviews
+    from helpers.models import load_model, load_tokenizer
+
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    tokenizer, reviews = load_tokenizer(), load_reviews()
+    encoder = load_model(num_layers=6).bert.eval().to(device)
+    train, validation = (
+        embedded_reviews(one_in_ten(reviews[split], count), encoder, tokenizer, max_length)
+        for split, count in (("train", positives), ("validation", positives // 2))
+    )
+    return train, validation

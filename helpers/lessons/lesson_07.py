@@ -17,40 +17,7 @@ import torch.nn.functional as F
 from transformers import Trainer
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-from helpers.loss_scaling import (  # the recipes' Trainers: instruments, not to copy
-    MeanLossNoKwargsTrainer as MeanLossNoKwargsTrainer,
-)
-from helpers.loss_scaling import (
-    MeanLossTrainer as MeanLossTrainer,
-)
-from helpers.loss_scaling import (
-    ScaledMeanLossTrainer as ScaledMeanLossTrainer,
-)
-from helpers.loss_scaling import (
-    StockNoKwargsTrainer as StockNoKwargsTrainer,
-)
-from helpers.loss_scaling import (
-    StockScaledTrainer as StockScaledTrainer,
-)
-from helpers.loss_scaling import (
-    SumOverCountTrainer as SumOverCountTrainer,
-)
-from helpers.loss_scaling import (
-    loss_scaling_recipes,
-)
-
-
-class LinearHead(torch.nn.Module):
-    """A linear classifier on ready-made features (a mean CE given labels)."""
-
-    def __init__(self, width=384):
-        super().__init__()
-        self.linear = torch.nn.Linear(width, 2)
-
-    def forward(self, features, labels=None):
-        logits = self.linear(features)
-        loss = F.cross_entropy(logits, labels) if labels is not None else None
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+import helpers.loss_scaling as recipes  # the recipes' Trainers: instruments
 
 
 class WeightedLossTrainer(Trainer):
@@ -59,6 +26,7 @@ class WeightedLossTrainer(Trainer):
     def __init__(self, *args, class_weights, **kwargs):
         super().__init__(*args, **kwargs)
         self.class_weights = class_weights
+        self.model_accepts_loss_kwargs = True  # always count: see below
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         labels = inputs.pop("labels")
@@ -66,7 +34,7 @@ class WeightedLossTrainer(Trainer):
         logits = outputs.logits
         weights = self.class_weights.to(logits.device, logits.dtype)
         per_review = F.cross_entropy(logits, labels, weight=weights, reduction="none")
-        if num_items_in_batch is None:  # no count from the Trainer: this batch's size
+        if num_items_in_batch is None:  # called outside training: this batch's size
             loss = per_review.sum() / labels.numel()
         else:  # the count of the whole accumulated batch, over all processes
             loss = per_review.sum() / num_items_in_batch
@@ -77,15 +45,12 @@ class WeightedLossTrainer(Trainer):
 
 def focal_loss(logits, labels, gamma=2.0):
     """Mean focal loss over the batch: (1 - p_true) ** gamma * cross-entropy."""
-    log_p_true = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None])
-    log_p_true = log_p_true.squeeze(1)
+    log_p_true = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None])[:, 0]
     return (-((1 - log_p_true.exp()) ** gamma) * log_p_true).mean()
 
 
 def plain_loss_func(outputs, labels, num_items_in_batch=None):
-    """Plain cross-entropy for `compute_loss_func=`: the sum over the reviews divided by
-    the count of the whole accumulated batch (`num_items_in_batch`), or by this batch's
-    size."""
+    """Cross-entropy for `compute_loss_func=`: a sum over `num_items_in_batch`."""
     per_review = F.cross_entropy(outputs.logits, labels, reduction="none")
     count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
     return per_review.sum() / count
@@ -134,8 +99,7 @@ class WithLengthHead(torch.nn.Module):
 
 
 class MultiTaskTrainer(Trainer):
-    """The model's cross-entropy plus `aux_weight` times a length head's MSE (on the
-    column `length_target`; the model is a `WithLengthHead`)."""
+    """Cross-entropy + `aux_weight` x a length head's MSE (column `length_target`)."""
 
     aux_weight = 0.3
     loss_is_scaled_for_ga = False
@@ -157,8 +121,10 @@ class MultiTaskTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
+MeanLossTrainer = recipes.MeanLossTrainer
+StockNoKwargsTrainer = recipes.StockNoKwargsTrainer
 # name: (Trainer class, extra Trainer keywords, factor of the loss and gradient at k, P)
-LOSS_SCALING_RECIPES = loss_scaling_recipes(WeightedLossTrainer, plain_loss_func)
+LOSS_SCALING_RECIPES = recipes.loss_scaling_recipes(WeightedLossTrainer, plain_loss_func)
 
 
 class RunningMeans:
@@ -185,8 +151,7 @@ class RunningMeans:
 
 
 class LossPartsTrainer(MultiTaskTrainer):
-    """`MultiTaskTrainer`, each part of its loss logged as a column (TRL's way): its
-    mean over every micro-batch since the last log, on all processes."""
+    """`MultiTaskTrainer`, each part's mean since the last log logged as a column."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from transformers import Trainer, TrainerCallback
+from transformers import TrainerCallback
 
 
 class StopAtStep(TrainerCallback):
@@ -23,24 +23,6 @@ class StopAtStep(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step >= self.stop_step:
             control.should_training_stop = True
-
-
-class RecordingTrainer(Trainer):
-    """A Trainer that records, per optimizer step (accumulation 1), the exact loss
-    (`step_losses`), the learning rate of its update (`step_lrs`) and the first word
-    piece of each review in its batch (`step_batches`), keyed by step number."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.step_losses, self.step_batches, self.step_lrs = {}, {}, {}
-
-    def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        step = self.state.global_step + 1  # global_step grows after the update
-        self.step_losses[step] = float(loss)
-        self.step_batches[step] = tuple(inputs["input_ids"][:, 1].tolist())
-        self.step_lrs[step] = self.optimizer.param_groups[0]["lr"]
-        return loss
 
 
 INCOMPLETE_MARKER = "checkpoint-is-incomplete.txt"  # enable_jit_checkpoint, mid-save
@@ -59,15 +41,3 @@ def require_resumable(checkpoint):
     if missing:
         why = "(save_only_model=True?). Load it with from_pretrained for inference."
         raise ValueError(f"{folder.name} cannot resume exactly: lacks {missing} {why}")
-
-
-class ListCheckpoints(TrainerCallback):
-    """After each save, record which checkpoint-N folders exist (`on_disk`, keyed by the
-    step of the save)."""
-
-    def __init__(self):
-        self.on_disk = {}
-
-    def on_save(self, args, state, control, **kwargs):
-        folders = Path(args.output_dir).glob("checkpoint-*")
-        self.on_disk[state.global_step] = sorted(int(path.name.split("-")[1]) for path in folders)

@@ -1,0 +1,286 @@
+"""Lesson 11's rules, each tried on the cases a learner meets beyond the lesson's own run (issue 59): a cut inside
+the first epoch, inside the second and on the epoch boundary, gradient accumulation 2, dropout on, a resume from
+``True`` and from a path, other optimizers, other save limits, two stateful callbacks.
+
+Each test carries one ``rule`` marker per sentence of the main text it tries (COORDINATION.md). The runs are the
+tiny BERT of ``exercises.checks.fixtures`` on 32 rows of random ids: 8 steps an epoch at batch 4.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from exercises.checks import fixtures
+
+pytestmark = [pytest.mark.filterwarnings("ignore"), pytest.mark.slow]
+
+TOTAL = 12  # 1.5 epochs of 8 steps
+
+
+def run(
+    folder: Path,
+    cut: int | None = None,
+    model: Any = None,
+    trainer_class: Any = None,
+    eval_dataset: Any = None,
+    **settings: Any,
+) -> Any:
+    """A quiet Trainer of the 1.5-epoch run into ``folder`` (a checkpoint every 4 steps), stopped at ``cut``."""
+    from helpers.lessons.lesson_11 import StopAtStep
+
+    base = dict(output_dir=str(folder), per_device_train_batch_size=4, max_steps=TOTAL, logging_steps=1)
+    base |= dict(save_strategy="steps", save_steps=4, learning_rate=1e-3, seed=0)
+    return fixtures.trainer(
+        base | settings,
+        model=model if model is not None else fixtures.tiny_model(seed=3),
+        trainer_class=trainer_class,
+        train_dataset=fixtures.random_ids(32, seed=5),
+        callbacks=[StopAtStep(cut)] if cut else [],
+        eval_dataset=eval_dataset,
+    )
+
+
+def losses(trainer: Any) -> dict[int, float]:
+    return {log["step"]: log["loss"] for log in trainer.state.log_history if "loss" in log}
+
+
+def weight_gap(one: Any, other: Any) -> float:
+    pairs = zip(one.model.state_dict().values(), other.model.state_dict().values())
+    return max(float((a - b).abs().max()) for a, b in pairs)
+
+
+class Payload:
+    """Stands in for whatever a malicious pickle might carry."""
+
+
+def with_dropout() -> Any:
+    model = fixtures.tiny_model(seed=3)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.1
+    return model
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="a new Trainer with the same arguments continues with `train(resume_from_checkpoint=True or path)`, and on "
+    "this run the losses and final weights matched the uninterrupted run.",
+    covers=["cut inside the first epoch", "cut inside the second epoch", "cut on the epoch boundary",
+            "gradient accumulation 2", "dropout on", "resume from a path"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("case", "cut", "settings"),
+    [
+        ("inside the first epoch", 5, {}),
+        ("inside the second epoch", 10, {}),
+        ("on the epoch boundary", 8, dict(save_steps=8)),
+        ("accumulation 2", 5, dict(per_device_train_batch_size=2, gradient_accumulation_steps=2)),
+        ("dropout on", 5, {}),
+        ("from a path", 5, {}),
+    ],
+)
+def test_a_resumed_run_is_the_uninterrupted_run(tmp_path: Path, case: str, cut: int, settings: dict) -> None:
+    make = with_dropout if case == "dropout on" else (lambda: fixtures.tiny_model(seed=3))
+    settings = settings | dict(save_steps=settings.get("save_steps", cut))  # a checkpoint at the cut
+    reference = run(tmp_path / "reference", model=make(), **(settings | dict(save_strategy="no")))
+    reference.train()
+    run(tmp_path / "cut", cut, model=make(), **settings).train()
+    resumed = run(tmp_path / "cut", model=make(), **settings)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "cut" / f"checkpoint-{cut}") if case == "from a path" else True)
+    assert sorted(losses(resumed)) == list(range(1, TOTAL + 1))
+    gap = max(abs(loss - losses(reference)[step]) for step, loss in losses(resumed).items())
+    assert gap <= 1e-6 and weight_gap(resumed, reference) <= 1e-6, (case, gap)
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="Nothing resumes by itself.",
+    covers=["output_dir holding checkpoints", "resume_from_checkpoint left out", "resume_from_checkpoint=None"],
+)
+@pytest.mark.parametrize("keywords", [{}, {"resume_from_checkpoint": None}], ids=["left out", "None"])
+def test_a_trainer_on_a_folder_with_checkpoints_starts_again_at_step_0(tmp_path: Path, keywords: dict) -> None:
+    run(tmp_path, 5, save_steps=5).train()
+    again = run(tmp_path, save_steps=5)
+    again.train(**keywords)
+    assert sorted(losses(again)) == list(range(1, TOTAL + 1))
+    fresh = run(tmp_path / "fresh", save_strategy="no")
+    fresh.train()
+    assert losses(again) == pytest.approx(losses(fresh), abs=1e-6)  # step 1 on: a new run
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="A checkpoint holds weights, optimizer, scheduler, random states, `trainer_state.json` and the arguments: "
+    "about three times the model with AdamW.",
+    covers=["AdamW (the default)", "adamw_torch_fused", "SGD without momentum (about once the model)",
+            "a DistilBERT classifier"],
+)  # fmt: skip
+@pytest.mark.parametrize("optim", ["adamw_torch", "adamw_torch_fused", "sgd"])
+@pytest.mark.parametrize("family", ["bert", "distilbert"])
+def test_a_checkpoint_is_about_three_times_the_model_with_adamw(tmp_path: Path, optim: str, family: str) -> None:
+    model = fixtures.tiny_model(3, hidden_size=128, intermediate_size=256) if family == "bert" else None
+    if family == "distilbert":
+        model = fixtures.tiny_distilbert(seed=3)
+    run(tmp_path, 4, model=model, optim=optim).train()
+    folder = tmp_path / "checkpoint-4"
+    names = {path.name for path in folder.iterdir()}
+    assert {"model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json"} <= names
+    assert "training_args.bin" in names
+    weights = (folder / "model.safetensors").stat().st_size
+    states = ((folder / "model.safetensors").stat().st_size + (folder / "optimizer.pt").stat().st_size) / weights
+    if optim.startswith("adamw"):
+        assert 2.8 < states < 3.3, states
+    else:
+        assert states < 1.3, states  # SGD keeps no moment: the rule's "with AdamW" matters
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="`ignore_data_skip=True` restarts the epoch's data",
+    covers=["cut inside the first epoch", "cut inside the second epoch"],
+)
+@pytest.mark.parametrize("cut", [5, 10], ids=["first epoch", "second epoch"])
+def test_ignore_data_skip_restarts_the_epoch_that_was_cut(tmp_path: Path, cut: int) -> None:
+    from helpers.step_records import RecordingTrainer
+
+    reference = run(tmp_path / "reference", trainer_class=RecordingTrainer, save_strategy="no")
+    reference.train()
+    run(tmp_path / "cut", cut, save_steps=cut).train()
+    ignored = run(tmp_path / "cut", trainer_class=RecordingTrainer, save_steps=cut, ignore_data_skip=True)
+    ignored.train(resume_from_checkpoint=True)
+    epoch_start = (cut // 8) * 8  # the steps of earlier epochs
+    for step, batch in ignored.step_batches.items():
+        assert batch == reference.step_batches[step - cut + epoch_start], step
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="`save_only_model=True` checkpoints resume without an error but not exactly: check a folder "
+    "(`require_resumable`) before resuming.",
+    covers=["cut inside the first epoch", "gradient accumulation 2", "a folder marked incomplete"],
+)
+@pytest.mark.parametrize("settings", [{}, dict(per_device_train_batch_size=2, gradient_accumulation_steps=2)])
+def test_a_save_only_model_checkpoint_resumes_but_not_exactly_and_require_resumable_refuses_it(
+    tmp_path: Path, settings: dict
+) -> None:
+    from helpers.lessons.lesson_11 import INCOMPLETE_MARKER, require_resumable
+
+    reference = run(tmp_path / "reference", save_strategy="no", **settings)
+    reference.train()
+    run(tmp_path / "light", 5, save_steps=5, save_only_model=True, **settings).train()
+    with pytest.raises(ValueError, match="optimizer.pt"):
+        require_resumable(tmp_path / "light" / "checkpoint-5")
+    light = run(tmp_path / "light", save_steps=5, save_only_model=True, **settings)
+    light.train(resume_from_checkpoint=True)  # no error
+    assert max(abs(loss - losses(reference)[step]) for step, loss in losses(light).items()) > 1e-4
+    run(tmp_path / "full", 5, save_steps=5, **settings).train()
+    require_resumable(tmp_path / "full" / "checkpoint-5")  # passes
+    (tmp_path / "full" / "checkpoint-5" / INCOMPLETE_MARKER).write_text("cut short")
+    with pytest.raises(ValueError, match="cut short"):
+        require_resumable(tmp_path / "full" / "checkpoint-5")
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="`save_total_limit` keeps the latest and, with `load_best_model_at_end`, the best checkpoint",
+    covers=["save_total_limit 1 and 2", "with and without load_best_model_at_end", "during training"],
+)
+@pytest.mark.parametrize("limit", [1, 2])
+@pytest.mark.parametrize("best", [True, False], ids=["load_best", "no load_best"])
+def test_save_total_limit_keeps_the_latest_and_the_best(tmp_path: Path, limit: int, best: bool) -> None:
+    from helpers.step_records import ListCheckpoints
+
+    lister = ListCheckpoints()
+    settings = dict(save_total_limit=limit, save_steps=3, save_only_model=True)
+    if best:
+        settings |= dict(eval_strategy="steps", eval_steps=3, load_best_model_at_end=True)
+        settings |= dict(metric_for_best_model="eval_loss")
+    trainer = run(tmp_path, eval_dataset=fixtures.random_ids(8, seed=6) if best else None, **settings)
+    trainer.add_callback(lister)
+    trainer.train()
+    evals = {log["step"]: log["eval_loss"] for log in trainer.state.log_history if "eval_loss" in log}
+    for step, on_disk in lister.on_disk.items():
+        newest = [s for s in (3, 6, 9, 12) if s <= step][-limit:]
+        kept = set(newest)
+        if best:
+            kept.add(min((s for s in evals if s <= step), key=evals.get))
+        assert set(on_disk) == kept, (step, on_disk, kept)
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="a restored `ExportableState` callback is a new object at the end of the list.",
+    covers=["one stateful callback", "two stateful callbacks", "a cut inside the first epoch"],
+)
+@pytest.mark.parametrize("count", [1, 2])
+def test_a_restored_stateful_callback_is_a_new_object_at_the_end(tmp_path: Path, count: int) -> None:
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import ExportableState
+
+    from helpers.step_records import ListCheckpoints
+
+    def counter(name: str) -> type:
+        def state(self: Any) -> dict:
+            return {"args": {}, "attributes": {"steps_seen": self.steps_seen}}
+
+        def on_step_end(self: Any, args: Any, state_: Any, control: Any, **kwargs: Any) -> None:
+            self.steps_seen += 1
+
+        def init(self: Any, steps_seen: int = 0) -> None:
+            self.steps_seen = steps_seen
+
+        return type(name, (TrainerCallback, ExportableState), dict(__init__=init, state=state, on_step_end=on_step_end))
+
+    classes = [counter(f"Counter{i}") for i in range(count)]
+    first = run(tmp_path, 5, save_steps=5)
+    for cls in classes:
+        first.add_callback(cls())
+    first.train()
+    passed = [cls() for cls in classes]
+    again = run(tmp_path, save_steps=5, restore_callback_states_from_checkpoint=True)
+    for callback in passed:
+        again.add_callback(callback)
+    again.add_callback(ListCheckpoints())
+    again.train(resume_from_checkpoint=True)
+    callbacks = again.callback_handler.callbacks
+    live = [cb for cb in callbacks if type(cb) in classes]
+    assert len(live) == count and all(cb.steps_seen == TOTAL for cb in live)
+    assert not any(cb is mine for cb in live for mine in passed)
+    assert {type(cb) for cb in callbacks[-count:]} == set(classes)
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="Load weights from safetensors, anything else with `torch.load(..., weights_only=True)`.",
+    covers=["model.safetensors", "optimizer.pt", "scheduler.pt", "rng_state.pth (with the Trainer's allow-list)",
+            "a pickle carrying a class"],
+)  # fmt: skip
+def test_checkpoint_files_load_safely(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+    from transformers.trainer_pt_utils import safe_globals
+
+    run(tmp_path, 4).train()
+    folder = tmp_path / "checkpoint-4"
+    assert all(isinstance(t, torch.Tensor) for t in load_file(folder / "model.safetensors").values())
+    for name in ("optimizer.pt", "scheduler.pt"):
+        torch.load(folder / name, weights_only=True)
+    with pytest.raises(Exception, match="numpy"):  # torch raises UnpicklingError
+        torch.load(folder / "rng_state.pth", weights_only=True)
+    with safe_globals():
+        assert {"python", "numpy", "cpu"} <= set(torch.load(folder / "rng_state.pth", weights_only=True))
+
+    torch.save({"payload": Payload()}, tmp_path / "suspicious.pt")
+    with pytest.raises(Exception, match="Payload"):
+        torch.load(tmp_path / "suspicious.pt", weights_only=True)
