@@ -8,20 +8,30 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
+import torch
+from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
-import helpers
-from helpers import capstone
-from helpers.metrics import make_compute_metrics
+from helpers import run_dir
+from helpers.capstone import load_data, model_init
+from helpers.models import load_tokenizer
+
+
+def minority_metrics(prediction):
+    """Accuracy, and precision, recall and F1 of the rare class, `positive` (1)."""
+    labels, predicted = prediction.label_ids, prediction.predictions.argmax(-1)
+    precision, recall, f1, _ = precision_recall_fscore_support(labels, predicted, average="binary", zero_division=0)
+    accuracy = accuracy_score(labels, predicted)
+    return {"accuracy": accuracy, "precision": precision, "recall": recall, "f1": f1}
 
 
 def make_starter_trainer():
     """The capstone's starter: a plain Trainer on the capstone's data, untrained. It
     runs, but its mean loss lets the rare class be ignored, and it keeps the last
     model."""
-    data = capstone.load_data()
+    data = load_data()  # your project: load_dataset(...), tokenized
     args = TrainingArguments(
-        output_dir=str(helpers.run_dir("12_starter")),
+        output_dir=str(run_dir("12_starter")),
         seed=42,
         report_to="none",
         num_train_epochs=3,
@@ -31,13 +41,14 @@ def make_starter_trainer():
         eval_strategy="epoch",
         save_strategy="no",
         logging_steps=10,
-        **helpers.active_profile().precision_kwargs(),
+        use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(),
     )
     return Trainer(
-        model_init=capstone.model_init,  # seeded by the Trainer: the same head each run
+        model_init=model_init,  # your project: a from_pretrained in a function
         args=args,
         train_dataset=data["train"],
         eval_dataset=data["validation"],
-        data_collator=DataCollatorWithPadding(helpers.models.load_tokenizer()),
-        compute_metrics=make_compute_metrics(),
+        data_collator=DataCollatorWithPadding(load_tokenizer()),  # your project: yours
+        compute_metrics=minority_metrics,
     )

@@ -9,8 +9,8 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 from __future__ import annotations
 
 from peft import LoraConfig, get_peft_model
+from transformers import set_seed
 
-import helpers
 from helpers.models import load_model
 
 
@@ -27,9 +27,9 @@ def course_lora_config(**overrides):
 
 
 def base_classifier(seed=0, layers=None):
-    """The course classifier (profile.num_layers layers), its new head from `seed`."""
-    helpers.seed_everything(seed)
-    return load_model(num_layers=layers or helpers.active_profile().num_layers)
+    """The course classifier (its 6 layers, or `layers`), its new head from `seed`."""
+    set_seed(seed)
+    return load_model(num_layers=layers)  # your project: AutoModelFor...from_pretrained
 
 
 def lora_classifier(config=None, seed=0, layers=None):
