@@ -167,3 +167,23 @@ def test_the_pattern_heading_links_the_script_once() -> None:
     nb.cells[1].metadata["tags"] = []
     _write_script_links(nb, "99_toy.ipynb")
     assert nb.cells[0].source == "## The pattern: toy\nProse."
+
+
+def test_a_lessons_own_loader_is_allowed_in_its_pattern_and_is_no_instrument(tmp_path: Path) -> None:
+    import json
+
+    from tools import pattern_check
+
+    source = (
+        "from helpers.language_model import tiny_llama\n"
+        "model = tiny_llama(None, seed=0, hidden=64, layers=2)  # your project: from_pretrained(...)\n"
+    )
+    cells = [
+        {"cell_type": "code", "metadata": {"tags": ["hide-input"]}, "source": ["import helpers"], "outputs": []},
+        {"cell_type": "code", "metadata": {"tags": ["pattern"]}, "source": [source], "outputs": []},
+    ]
+    for lesson, allowed in (("18", True), ("99", False)):
+        path = tmp_path / f"{lesson}_toy.ipynb"
+        path.write_text(json.dumps({"cells": cells}))
+        report = pattern_check.check_notebook(path)
+        assert (not report.pattern and not report.helper_cells) is allowed, report
