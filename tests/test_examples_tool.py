@@ -53,13 +53,84 @@ def test_the_defaults_parse_and_the_command_line_wins() -> None:
         (("args = TrainingArguments(**kw)\n" + TRAINER,), "keyword arguments only"),
         ((TRAINER,), "exactly one"),
         ((ARGS + ARGS + TRAINER,), "exactly one"),
-        ((ARGS + "def f():\n    return Trainer()\n",), "no top-level `trainer"),
+        ((ARGS + "def f():\n    return Trainer()\n",), "no `trainer = "),
+        ((ARGS + "class Trials:\n    trainer = Trainer()\n",), "no `trainer = "),
         (("%time x = 1\n", ARGS + TRAINER), "plain Python"),
     ],
 )
 def test_a_pattern_the_script_cannot_take_is_refused(sources: tuple[str, ...], message: str) -> None:
     with pytest.raises(examples.PatternError, match=message):
         _script(_nb(*sources))
+
+
+FACTORY = (
+    "def make_trainer(config, **changes):\n"
+    "    if changes:\n"
+    "        trainer = Trainer(\n            model=model,\n            args=args,\n        )\n"
+    "    return trainer\n"
+)
+
+
+def test_a_trainer_built_in_a_function_gets_the_plan_inside_it() -> None:
+    text = _script(_nb(ARGS, FACTORY, "print(make_trainer(1, a=2).train())\n"))
+    assert "            args=args,\n        )\n        trainer.add_callback(ShowPlan())\n    return trainer" in text
+    assert "(args,) = parser.parse_args_into_dataclasses()" in text
+    compile(text, "toy.py", "exec")
+
+
+def test_top_level_and_function_trainers_get_one_callback_each_in_order() -> None:
+    text = _script(_nb(ARGS + FACTORY + "trainer = Trainer(model=model, args=args)\n"))
+    assert text.count("trainer.add_callback(ShowPlan())") == 2
+    assert text.index("    return trainer") < text.index("trainer = Trainer(model=model, args=args)\ntrainer.add_")
+
+
+SCRIPT_HEAD = '%%writefile $script_path\n"""My train.py."""\n\nimport sys\n'
+SCRIPT_MAIN = (
+    "%%writefile -a $script_path\n\n\ndef main():\n"
+    "    parser = HfArgumentParser(TrainingArguments)\n    (args,) = parser.parse_args_into_dataclasses()\n"
+    "    trainer = Trainer(model=None, args=args)\n    trainer.train()\n\n\nif __name__ == '__main__':\n    main()\n"
+)
+
+
+def test_a_pattern_written_by_writefile_is_copied_as_it_stands() -> None:
+    text = _script(_nb(SCRIPT_HEAD, SCRIPT_MAIN))
+    assert "%%writefile" not in text and "ShowPlan" not in text and "set_defaults" not in text
+    assert (
+        '# %% 99_toy.ipynb cell 1\n"""My train.py."""\n\nimport sys\n\n\n# %% 99_toy.ipynb cell 2\ndef main():' in text
+    )
+    assert "    trainer = Trainer(model=None, args=args)\n    trainer.train()\n" in text
+    assert text.startswith('"""99 · Toy lesson: the pattern, as a script.')
+    compile(text, "toy.py", "exec")
+
+
+@pytest.mark.parametrize(
+    ("sources", "message"),
+    [
+        ((SCRIPT_HEAD, "x = 1\n"), "either plain cells or one file"),
+        ((SCRIPT_HEAD, SCRIPT_HEAD), "then `%%writefile -a PATH`"),
+        ((SCRIPT_MAIN,), "then `%%writefile -a PATH`"),
+        ((SCRIPT_HEAD, SCRIPT_MAIN.replace("$script_path", "other.py")), "to the same PATH"),
+        ((SCRIPT_HEAD, "%%writefile -a $script_path\ndef main(:\n"), "not valid Python"),
+    ],
+)
+def test_a_written_file_pattern_the_script_cannot_take_is_refused(sources: tuple[str, ...], message: str) -> None:
+    with pytest.raises(examples.PatternError, match=message):
+        _script(_nb(*sources))
+
+
+def test_a_written_files_result_shapes_come_from_the_cells_that_run_it() -> None:
+    nb = _nb(SCRIPT_HEAD, SCRIPT_MAIN)
+    nb["cells"][2]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["Appending to x.py\n"]}]
+    run = {"output_type": "stream", "name": "stdout", "text": ["world size 2, batch 16\n", "rank 0: loss 0.5\n"]}
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": ["launch()"], "outputs": [run]})
+    cells = examples.tagged_cells(nb, NOTEBOOK)["99_toy.py"]
+    assert examples.is_script_pattern(cells)
+    assert examples.result_shapes(nb, cells) == {"world size #, batch #", "rank #: loss #"}
+    plain = _nb(ARGS + TRAINER)
+    plain["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["x\n", "loss 0.5\n"]}]
+    plain_cells = examples.tagged_cells(plain, NOTEBOOK)["99_toy.py"]
+    assert not examples.is_script_pattern(plain_cells)
+    assert examples.result_shapes(plain, plain_cells) == {"loss #"}
 
 
 def test_a_second_pattern_gets_its_own_script() -> None:
@@ -96,3 +167,23 @@ def test_the_pattern_heading_links_the_script_once() -> None:
     nb.cells[1].metadata["tags"] = []
     _write_script_links(nb, "99_toy.ipynb")
     assert nb.cells[0].source == "## The pattern: toy\nProse."
+
+
+def test_a_lessons_own_loader_is_allowed_in_its_pattern_and_is_no_instrument(tmp_path: Path) -> None:
+    import json
+
+    from tools import pattern_check
+
+    source = (
+        "from helpers.language_model import tiny_llama\n"
+        "model = tiny_llama(None, seed=0, hidden=64, layers=2)  # your project: from_pretrained(...)\n"
+    )
+    cells = [
+        {"cell_type": "code", "metadata": {"tags": ["hide-input"]}, "source": ["import helpers"], "outputs": []},
+        {"cell_type": "code", "metadata": {"tags": ["pattern"]}, "source": [source], "outputs": []},
+    ]
+    for lesson, allowed in (("18", True), ("99", False)):
+        path = tmp_path / f"{lesson}_toy.ipynb"
+        path.write_text(json.dumps({"cells": cells}))
+        report = pattern_check.check_notebook(path)
+        assert (not report.pattern and not report.helper_cells) is allowed, report

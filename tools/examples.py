@@ -7,8 +7,13 @@ tagged cells in order, under a short header, with two changes that make it a Hug
 - the pattern's one ``args = TrainingArguments(kw=value, ...)`` (or a TRL ``...Config(...)``) becomes an
   ``HfArgumentParser`` over that class whose defaults are the notebook's keyword values, so every field can be
   set from the command line (``--output_dir``, ``--max_steps``, ``--per_device_train_batch_size``, ...);
-- after each top-level ``trainer = ...Trainer(...)`` the script adds a callback, ``ShowPlan``, that prints the
+- after each ``trainer = ...Trainer(...)`` at the top level, or in the body of a function the tagged cells
+  define (a lesson that builds one Trainer a trial), the script adds a callback, ``ShowPlan``, that prints the
   global batch (per device x accumulation x processes) and the planned optimizer steps when training starts.
+
+A pattern that IS a script (its tagged cells are ``%%writefile PATH`` then ``%%writefile -a PATH``, as lesson
+10's ``train.py``) is copied as it stands, magic lines removed: it parses its own arguments and prints its own
+plan line, so nothing is rewritten or added.
 
 ``python -m tools.examples`` writes the scripts; ``python -m tools.examples --check`` writes nothing and fails
 when a script differs from its notebook (or no notebook makes it). docs/authoring.md, "The pattern", says the
@@ -118,6 +123,65 @@ def _top_level_call(statement: ast.stmt, name_re: re.Pattern[str]) -> tuple[str,
     return None
 
 
+WRITEFILE_RE = re.compile(r"^%%writefile(\s+-a)?\s+(\S+)\s*$")
+
+
+def _writefile(cell: Cell) -> tuple[bool, str, str] | None:
+    """``(appends, target, body)`` of a ``%%writefile [-a] target`` cell; None for any other cell."""
+    first, _, body = cell.source.partition("\n")
+    match = WRITEFILE_RE.match(first.strip())
+    if not match:
+        return None
+    return bool(match.group(1)), match.group(2), body
+
+
+def _script_cells(notebook: Path, name: str, cells: list[Cell]) -> list[str] | None:
+    """The bodies of a pattern written as one file by ``%%writefile``; None when no tagged cell writes a file."""
+    written = [_writefile(cell) for cell in cells]
+    if not any(written):
+        return None
+    where = f"{notebook.name} ({name})"
+    if not all(written):
+        plain = next(cell.index for cell, found in zip(cells, written) if not found)
+        raise PatternError(
+            f"{where}: cell {plain} is not a %%writefile cell, but other tagged cells are; a pattern is either "
+            "plain cells or one file written by `%%writefile PATH` then `%%writefile -a PATH` cells."
+        )
+    targets = {target for _, target, _ in written}  # type: ignore[misc]
+    appends = [appends for appends, _, _ in written]  # type: ignore[misc]
+    if len(targets) != 1 or appends[0] or not all(appends[1:]):
+        raise PatternError(
+            f"{where}: a pattern written to a file is one `%%writefile PATH` cell, then `%%writefile -a PATH` "
+            f"cells to the same PATH; found targets {sorted(targets)}, appends {appends}."
+        )
+    bodies = [body.strip("\n") for _, _, body in written]  # type: ignore[misc]
+    for cell, body in zip(cells, bodies):
+        magic = [line for line in body.splitlines() if line.lstrip().startswith(("%", "!"))]
+        if magic:
+            raise PatternError(f"{notebook.name} cell {cell.index}: the file is plain Python; remove {magic[0]!r}.")
+    try:
+        ast.parse("\n".join(bodies))
+    except SyntaxError as error:
+        raise PatternError(f"{where}: the written file is not valid Python ({error.msg}).") from error
+    return bodies
+
+
+def _trainer_assignments(tree: ast.Module) -> list[tuple[str, ast.Assign]]:
+    """``name = ...Trainer(...)`` at the top level and anywhere in the functions defined at the top level."""
+    trainer_re = re.compile(r"Trainer$")
+    found = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = [node for node in ast.walk(statement) if isinstance(node, ast.stmt)]
+        else:
+            inner = [statement]
+        for node in inner:
+            call = _top_level_call(node, trainer_re)
+            if call:
+                found.append((call[0], node))  # type: ignore[arg-type]
+    return found
+
+
 def _rewrite_arguments(lines: list[str], statement: ast.Assign, call: ast.Call, where: str) -> list[str]:
     """The lines of ``args = TrainingArguments(kw=v, ...)`` as an HfArgumentParser with those defaults."""
     cls = ast.unparse(call.func)
@@ -150,9 +214,13 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         f"Run: python {name} [--output_dir DIR] [--max_steps N] [any other TrainingArguments flag]",
         '"""',
         "",
-        SHOW_PLAN,
-        "",
     ]
+    bodies = _script_cells(notebook, name, cells)
+    if bodies is not None:  # the pattern is a script already: copied as it stands
+        for cell, body in zip(cells, bodies):
+            out.extend([f"# %% {notebook.name} cell {cell.index}", body, "", ""])
+        return "\n".join(out).rstrip() + "\n"
+    out.extend([SHOW_PLAN, ""])
     arguments = trainers = 0
     for cell in cells:
         where = f"{notebook.name} cell {cell.index}"
@@ -171,13 +239,13 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
                 arguments += 1
                 replaced = _rewrite_arguments(lines, statement, found[1], where)  # type: ignore[arg-type]
                 edits.append((statement.lineno, statement.end_lineno or statement.lineno, replaced))
-                continue
-            found = _top_level_call(statement, re.compile(r"Trainer$"))
-            if found:
-                trainers += 1
-                end = statement.end_lineno or statement.lineno
-                kept = lines[statement.lineno - 1 : end]
-                edits.append((statement.lineno, end, [*kept, f"{found[0]}.add_callback(ShowPlan())"]))
+        for target, statement in _trainer_assignments(tree):
+            trainers += 1
+            end = statement.end_lineno or statement.lineno
+            kept = lines[statement.lineno - 1 : end]
+            indent = " " * statement.col_offset
+            edits.append((statement.lineno, end, [*kept, f"{indent}{target}.add_callback(ShowPlan())"]))
+        edits.sort(key=lambda edit: edit[0])
         for first, last, replacement in reversed(edits):
             lines[first - 1 : last] = replacement
         out.append(f"# %% {where}")
@@ -190,8 +258,9 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         )
     if not trainers:
         raise PatternError(
-            f"{notebook.name} ({name}): no top-level `trainer = ...Trainer(...)` in the tagged cells; build the "
-            "Trainer at the top level of a tagged cell so the script can print the global batch and steps."
+            f"{notebook.name} ({name}): no `trainer = ...Trainer(...)` in the tagged cells; build the Trainer "
+            "at the top level of a tagged cell, or assign it to a name in a function the tagged cells define, "
+            "so the script can print the global batch and steps."
         )
     return "\n".join(out).rstrip() + "\n"
 
@@ -223,6 +292,29 @@ def result_line(nb: dict, cells: list[Cell]) -> str | None:
     text = "".join("".join(o["text"]) for o in outputs if o.get("output_type") == "stream" and o["name"] == "stdout")
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else None
+
+
+def is_script_pattern(cells: list[Cell]) -> bool:
+    """Whether the pattern is one file written by ``%%writefile`` cells (copied as it stands)."""
+    return any(_writefile(cell) for cell in cells)
+
+
+def result_shapes(nb: dict, cells: list[Cell]) -> set[str]:
+    """The shapes (:func:`line_shape`) a script's last line may have, read from the committed notebook.
+
+    A plain pattern: its result line's. A pattern written to a file prints nothing when written (the cells say
+    "Writing ..."); the notebook runs the file in later cells, so any stdout line those cells printed counts.
+    Empty when the notebook carries no output.
+    """
+    if not is_script_pattern(cells):
+        line = result_line(nb, cells)
+        return {line_shape(line)} if line else set()
+    shapes = set()
+    for cell in nb["cells"][cells[-1].index + 1 :]:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output["name"] == "stdout":
+                shapes |= {line_shape(line) for line in "".join(output["text"]).splitlines() if line.strip()}
+    return shapes
 
 
 def line_shape(line: str) -> str:

@@ -26,7 +26,15 @@ from tools.examples import pattern_tags
 LOADERS = frozenset({"models.load_model", "models.load_tokenizer", "models.local_model_dir", "data.load_reviews"})
 RUN_FOLDER = frozenset({"run_dir"})
 # A lesson whose data exists only in the course may name its own loader here: {"19": {"chat_data.load_x"}}.
-LESSON_LOADERS: dict[str, frozenset[str]] = {}
+# /work/notes/allowed_loaders.md says why each is a loader (its data exists only in the course).
+LESSON_LOADERS: dict[str, frozenset[str]] = {
+    # the offline `evaluate` metric folders (a learner writes evaluate.load("accuracy")): their names and paths
+    "04": frozenset({"evaluate_metrics.metric_path", "evaluate_metrics.METRIC_NAMES"}),
+    # the max-digit rows, the BPE tokenizer trained on them, the random-weight Llama built from a config
+    "18": frozenset(
+        {"language_model.max_digit_dataset", "language_model.train_tokenizer", "language_model.tiny_llama"}
+    ),
+}
 YOUR_PROJECT = "# your project:"
 # Helpers a shown cell outside the pattern may call without counting as an instrument cell: the loaders above,
 # the notebook conveniences that load and tokenize the course data, the run folder, plots and exercise checks
@@ -112,8 +120,11 @@ def helper_calls(tree: ast.AST) -> set[str]:
     return {name for name in found if not any(other.startswith(name + ".") for other in found)}
 
 
-def _is_instrument(name: str) -> bool:
+def _is_instrument(name: str, lesson: str) -> bool:
+    """A course helper that is neither a convenience, a plot, an exercise check nor the lesson's own loader."""
     last = name.split(".")[-1]
+    if name in LESSON_LOADERS.get(lesson, frozenset()):
+        return False
     return not (last in CONVENIENCES or name.startswith(("plots", "checks")) or name in ("plots", "checks"))
 
 
@@ -179,7 +190,7 @@ def check_notebook(path: Path) -> Report:
         missing = sorted((used - bound - shown_bound) & tucked_bound)
         if missing:
             report.needs_tucked.append(f"{where} uses {', '.join(missing)}, bound only in a tucked cell")
-        instruments = sorted(name for name in helper_calls(tree) if _is_instrument(name))
+        instruments = sorted(name for name in helper_calls(tree) if _is_instrument(name, lesson))
         if instruments:
             report.helper_cells.append(f"{where}: {', '.join(instruments)}")
         shown_bound |= bound
