@@ -26,7 +26,7 @@ from tools.examples import pattern_tags
 LOADERS = frozenset({"models.load_model", "models.load_tokenizer", "models.local_model_dir", "data.load_reviews"})
 RUN_FOLDER = frozenset({"run_dir"})
 # A lesson whose data exists only in the course may name its own loader here: {"19": {"chat_data.load_x"}}.
-LESSON_LOADERS: dict[str, frozenset[str]] = {}
+LESSON_LOADERS: dict[str, frozenset[str]] = {"07": frozenset({"sentence_features.imbalanced_review_features"})}
 YOUR_PROJECT = "# your project:"
 # Helpers a shown cell outside the pattern may call without counting as an instrument cell: the loaders above,
 # the notebook conveniences that load and tokenize the course data, the run folder, plots and exercise checks
@@ -179,7 +179,8 @@ def check_notebook(path: Path) -> Report:
         missing = sorted((used - bound - shown_bound) & tucked_bound)
         if missing:
             report.needs_tucked.append(f"{where} uses {', '.join(missing)}, bound only in a tucked cell")
-        instruments = sorted(name for name in helper_calls(tree) if _is_instrument(name))
+        loaders = _loader_names(lesson)  # a lesson's own loader is a loader, not an instrument
+        instruments = sorted(name for name in helper_calls(tree) if _is_instrument(name) and name not in loaders)
         if instruments:
             report.helper_cells.append(f"{where}: {', '.join(instruments)}")
         shown_bound |= bound
