@@ -27,9 +27,18 @@ import pytest
 from tools import examples
 
 ROOT = examples.ROOT
-# helpers' offline loaders and run_dir, and the modules of lessons' own loaders (tools/pattern_check.py,
-# LESSON_LOADERS, used in a pattern: lesson 18's language_model), nothing else
-LOADER_FILES = ("__init__.py", "models.py", "data.py", "language_model.py")
+# helpers' offline loaders and run_dir (device.py holds SEED, context.py run_dir: helpers/__init__.py imports
+# them), and the modules of lessons' own loaders (tools/pattern_check.py, LESSON_LOADERS: 07's sentence_features,
+# 18's language_model); nothing else
+LOADER_FILES = (
+    "__init__.py",
+    "models.py",
+    "data.py",
+    "device.py",
+    "context.py",
+    "sentence_features.py",
+    "language_model.py",
+)
 SHORT = ["--max_steps", "2"]
 TIMEOUT_S = 300
 GUARD = ROOT / "tools" / "network_guard"

@@ -26,8 +26,10 @@ from tools.examples import pattern_tags
 LOADERS = frozenset({"models.load_model", "models.load_tokenizer", "models.local_model_dir", "data.load_reviews"})
 RUN_FOLDER = frozenset({"run_dir"})
 # A lesson whose data exists only in the course may name its own loader here: {"19": {"chat_data.load_x"}}.
-# /work/notes/allowed_loaders.md says why each is a loader (its data exists only in the course).
+# A lesson's own loaders: data or models that exist only in the course, each with why on its line.
 LESSON_LOADERS: dict[str, frozenset[str]] = {
+    # the 1 : 9 Rotten Tomatoes reviews as frozen MiniLM sentence features
+    "07": frozenset({"sentence_features.imbalanced_review_features"}),
     # the offline `evaluate` metric folders (a learner writes evaluate.load("accuracy")): their names and paths
     "04": frozenset({"evaluate_metrics.metric_path", "evaluate_metrics.METRIC_NAMES"}),
     # the max-digit rows, the BPE tokenizer trained on them, the random-weight Llama built from a config

@@ -8,16 +8,11 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
-import numpy as np
-import torch
 import torch.nn.functional as F
 from transformers import Trainer
-from transformers.modeling_outputs import SequenceClassifierOutput
 
 import helpers.loss_scaling as recipes  # the recipes' Trainers: instruments
+from helpers.loss_scaling import RunningMeans  # for LossPartsTrainer below
 
 
 class WeightedLossTrainer(Trainer):
@@ -56,48 +51,6 @@ def plain_loss_func(outputs, labels, num_items_in_batch=None):
     return per_review.sum() / count
 
 
-def add_length_target(dataset, reference_texts):
-    """`dataset` (with a `text` column) plus `length_target`: the log of each review's
-    word count, standardised by the mean and spread of `reference_texts`."""
-    log_counts = np.log([len(text.split()) for text in reference_texts])
-    mean, spread = float(log_counts.mean()), float(log_counts.std())
-    return dataset.map(lambda row: {"length_target": (math.log(len(row["text"].split())) - mean) / spread})
-
-
-@dataclass
-class LengthOutput(SequenceClassifierOutput):
-    """The classifier's outputs plus `predicted_length` (a model output type of its own:
-    DDP takes outputs apart and rebuilds them by their fields)."""
-
-    predicted_length: torch.Tensor | None = None
-
-
-class WithLengthHead(torch.nn.Module):
-    """A sequence classifier and a length head on its first token's last hidden state,
-    run together: `forward` returns a `LengthOutput`."""
-
-    def __init__(self, classifier):
-        super().__init__()
-        self.base = classifier
-        self.length_head = torch.nn.Linear(classifier.config.hidden_size, 1)
-        self.config = classifier.config
-
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, labels=None):
-        outputs = self.base(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            token_type_ids=token_type_ids,
-            labels=labels,
-            output_hidden_states=True,
-        )
-        first_token = outputs.hidden_states[-1][:, 0]
-        return LengthOutput(
-            loss=outputs.loss,
-            logits=outputs.logits,
-            predicted_length=self.length_head(first_token).squeeze(-1),
-        )
-
-
 class MultiTaskTrainer(Trainer):
     """Cross-entropy + `aux_weight` x a length head's MSE (column `length_target`)."""
 
@@ -125,29 +78,6 @@ MeanLossTrainer = recipes.MeanLossTrainer
 StockNoKwargsTrainer = recipes.StockNoKwargsTrainer
 # name: (Trainer class, extra Trainer keywords, factor of the loss and gradient at k, P)
 LOSS_SCALING_RECIPES = recipes.loss_scaling_recipes(WeightedLossTrainer, plain_loss_func)
-
-
-class RunningMeans:
-    """Running sums of named scalar tensors and their count; `pop_means` averages
-    them over every process (one all-reduce) and starts again."""
-
-    def __init__(self):
-        self.sums, self.count = {}, 0
-
-    def add(self, values):
-        for name, value in values.items():
-            self.sums[name] = self.sums.get(name, 0.0) + value.detach().float()
-        self.count += 1
-
-    def pop_means(self, accelerator, prefix=""):
-        """Each name's mean over every `add` since the last call, on all processes."""
-        names = sorted(self.sums)
-        count = torch.tensor(float(self.count), device=accelerator.device)
-        stacked = torch.stack([*(self.sums[name] for name in names), count])
-        totals = accelerator.reduce(stacked, reduction="sum")
-        self.sums, self.count = {}, 0
-        means = totals[:-1] / totals[-1]
-        return {f"{prefix}{name}": float(mean) for name, mean in zip(names, means)}
 
 
 class LossPartsTrainer(MultiTaskTrainer):

@@ -449,7 +449,8 @@ def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negat
     ("rows", "accumulation"), [(16, 1), (16, 2), (10, 2)], ids=["k 1", "k 2", "k 2, last step of 1 micro-batch"]
 )
 def test_loss_parts_merged_in_log_are_the_means_of_the_micro_batches(rows: int, accumulation: int) -> None:
-    from helpers.lessons.lesson_07 import LossPartsTrainer, WithLengthHead
+    from helpers.lessons.lesson_07 import LossPartsTrainer
+    from helpers.loss_scaling import WithLengthHead
 
     data = fixtures.random_ids(rows, seed=5)
     data = data.add_column("length_target", [float(i % 3) - 1.0 for i in range(rows)])

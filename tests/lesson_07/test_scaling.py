@@ -162,3 +162,24 @@ def test_a_compute_loss_func_gives_the_subclass_loss_on_one_batch():
             got = by_func.compute_loss(model, dict(batch), num_items_in_batch=count)
             want = by_class.compute_loss(model, dict(batch), num_items_in_batch=count)
             assert torch.allclose(got, want), count
+
+
+def test_short_runs_builds_fresh_equal_models_and_the_length_column() -> None:
+    """helpers.loss_scaling.short_runs (lesson 07's instrument): every model is a fresh copy of the same weights with
+    no dropout, the multi-task head starts the same each time, and the review sets have the sizes the profile asks."""
+    from types import SimpleNamespace
+
+    from helpers.loss_scaling import WithLengthHead, short_runs
+
+    demo = short_runs(SimpleNamespace(max_length=32, demo_examples=8, demo_layers=1))
+    first, second = demo.model(), demo.model()
+    assert first is not second and first is not demo.base_model
+    for a, b in zip(first.parameters(), second.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert all(module.p == 0.0 for module in first.modules() if isinstance(module, torch.nn.Dropout))
+    heads = [demo.multitask_model() for _ in range(2)]
+    assert all(isinstance(head, WithLengthHead) for head in heads)
+    assert torch.equal(heads[0].length_head.weight, heads[1].length_head.weight)
+    assert (len(demo.train), len(demo.aux_train), len(demo.aux_validation)) == (8, 32, 8)
+    assert "length_target" in demo.aux_train.column_names
+    assert len(demo.tokenized(10)) == 10 and max(len(ids) for ids in demo.tokenized(10)["input_ids"]) <= 16

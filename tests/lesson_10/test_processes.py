@@ -157,7 +157,7 @@ def train_recipes(out_dir: str, ids: list[str]) -> None:
 
     import helpers
     from helpers.data import load_reviews, select_examples
-    from helpers.lessons.lesson_07 import WithLengthHead, add_length_target
+    from helpers.loss_scaling import WithLengthHead, add_length_target
     from helpers.models import load_tokenizer
     from helpers.trainers import make_trainer
 
