@@ -53,7 +53,8 @@ def test_the_defaults_parse_and_the_command_line_wins() -> None:
         (("args = TrainingArguments(**kw)\n" + TRAINER,), "keyword arguments only"),
         ((TRAINER,), "exactly one"),
         ((ARGS + ARGS + TRAINER,), "exactly one"),
-        ((ARGS + "def f():\n    return Trainer()\n",), "no `trainer = "),
+        ((ARGS + "def f():\n    return make()\n",), "no `trainer = "),
+        (("def f():\n    config = LlamaConfig(hidden_size=8)\n" + TRAINER,), "exactly one"),
         ((ARGS + "class Trials:\n    trainer = Trainer()\n",), "no `trainer = "),
         (("%time x = 1\n", ARGS + TRAINER), "plain Python"),
     ],
@@ -82,6 +83,21 @@ def test_top_level_and_function_trainers_get_one_callback_each_in_order() -> Non
     text = _script(_nb(ARGS + FACTORY + "trainer = Trainer(model=model, args=args)\n"))
     assert text.count("trainer.add_callback(ShowPlan())") == 2
     assert text.index("    return trainer") < text.index("trainer = Trainer(model=model, args=args)\ntrainer.add_")
+
+
+def test_a_factory_gets_the_parser_and_the_plan_inside_it() -> None:
+    factory = (
+        "def make_trainer():\n"
+        '    args = TrainingArguments(\n        output_dir="out",\n        max_steps=5,\n    )\n'
+        "    return Trainer(\n        model=model,\n        args=args,\n    )\n"
+    )
+    text = _script(_nb(factory, "trainer = make_trainer()\ntrainer.train()\n"))
+    assert "    parser = HfArgumentParser(TrainingArguments)" in text
+    assert "    (args,) = parser.parse_args_into_dataclasses()" in text
+    assert "    trainer = Trainer(\n        model=model,\n        args=args,\n    )\n" in text
+    assert "    trainer.add_callback(ShowPlan())\n    return trainer\n" in text
+    assert text.count("add_callback(ShowPlan())") == 1
+    compile(text, "toy.py", "exec")
 
 
 SCRIPT_HEAD = '%%writefile $script_path\n"""My train.py."""\n\nimport sys\n'

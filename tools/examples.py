@@ -35,6 +35,7 @@ EXAMPLES = ROOT / "examples"
 TAG = "pattern"
 TAG_NAME_RE = re.compile(r"^[a-z0-9_]+$")
 ARGUMENT_CLASS_RE = re.compile(r"(Arguments|Config)$")
+FUNCTION_ARGUMENT_CLASS_RE = re.compile(r"Arguments$")
 NUMBER_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 SHOW_PLAN = '''from transformers import HfArgumentParser, TrainerCallback
@@ -166,20 +167,50 @@ def _script_cells(notebook: Path, name: str, cells: list[Cell]) -> list[str] | N
     return bodies
 
 
+def _statements(tree: ast.Module) -> list[tuple[ast.stmt, bool]]:
+    """Each top-level statement, and each statement inside a top-level function, with ``True`` for the latter."""
+    found: list[tuple[ast.stmt, bool]] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.extend((node, True) for node in ast.walk(statement) if isinstance(node, ast.stmt))
+        else:
+            found.append((statement, False))
+    return found
+
+
+def _arguments_calls(tree: ast.Module) -> list[tuple[ast.Assign, ast.Call]]:
+    """``args = X(...)`` calls: at the top level any ``...Arguments``/``...Config`` class; inside a top-level
+    function (a factory that builds its Trainer) only ``...Arguments``, so that a model's ``LlamaConfig(...)``
+    built in a function is not taken for the run's arguments."""
+    found = []
+    for node, in_function in _statements(tree):
+        call = _top_level_call(node, FUNCTION_ARGUMENT_CLASS_RE if in_function else ARGUMENT_CLASS_RE)
+        if call:
+            found.append((node, call[1]))  # type: ignore[arg-type]
+    return found
+
+
 def _trainer_assignments(tree: ast.Module) -> list[tuple[str, ast.Assign]]:
     """``name = ...Trainer(...)`` at the top level and anywhere in the functions defined at the top level."""
     trainer_re = re.compile(r"Trainer$")
     found = []
-    for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            inner = [node for node in ast.walk(statement) if isinstance(node, ast.stmt)]
-        else:
-            inner = [statement]
-        for node in inner:
-            call = _top_level_call(node, trainer_re)
-            if call:
-                found.append((call[0], node))  # type: ignore[arg-type]
+    for node, _ in _statements(tree):
+        call = _top_level_call(node, trainer_re)
+        if call:
+            found.append((call[0], node))  # type: ignore[arg-type]
     return found
+
+
+def _returned_trainers(tree: ast.Module) -> list[ast.Return]:
+    """``return ...Trainer(...)`` inside the functions defined at the top level (a factory of Trainers)."""
+    return [
+        node
+        for node, in_function in _statements(tree)
+        if in_function
+        and isinstance(node, ast.Return)
+        and isinstance(node.value, ast.Call)
+        and _name_of(node.value.func).endswith("Trainer")
+    ]
 
 
 def _rewrite_arguments(lines: list[str], statement: ast.Assign, call: ast.Call, where: str) -> list[str]:
@@ -233,12 +264,20 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         except SyntaxError as error:
             raise PatternError(f"{where}: not valid Python ({error.msg}, line {error.lineno}).") from error
         edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, replacement), 1-based
-        for statement in tree.body:
-            found = _top_level_call(statement, ARGUMENT_CLASS_RE)
-            if found:
-                arguments += 1
-                replaced = _rewrite_arguments(lines, statement, found[1], where)  # type: ignore[arg-type]
-                edits.append((statement.lineno, statement.end_lineno or statement.lineno, replaced))
+        for statement, call in _arguments_calls(tree):
+            arguments += 1
+            replaced = _rewrite_arguments(lines, statement, call, where)
+            edits.append((statement.lineno, statement.end_lineno or statement.lineno, replaced))
+        for returned in _returned_trainers(tree):
+            trainers += 1
+            end = returned.end_lineno or returned.lineno
+            kept = lines[returned.lineno - 1 : end]
+            indent = " " * returned.col_offset
+            if not kept[0][returned.col_offset :].startswith("return "):
+                raise PatternError(f"{where}: write `return {_name_of(returned.value.func)}(` on one line.")  # type: ignore[union-attr]
+            kept[0] = f"{indent}trainer = {kept[0][returned.col_offset + len('return ') :]}"
+            added = [f"{indent}trainer.add_callback(ShowPlan())", f"{indent}return trainer"]
+            edits.append((returned.lineno, end, [*kept, *added]))
         for target, statement in _trainer_assignments(tree):
             trainers += 1
             end = statement.end_lineno or statement.lineno
@@ -253,13 +292,14 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         out.extend(["", ""])
     if arguments != 1:
         raise PatternError(
-            f"{notebook.name} ({name}): the tagged cells must build their arguments in exactly one top-level "
-            f"`args = TrainingArguments(...)` (or TRL `...Config(...)`) call; found {arguments}."
+            f"{notebook.name} ({name}): the tagged cells must build their arguments in exactly one "
+            f"`args = TrainingArguments(...)` (or, at the top level, TRL `...Config(...)`) call, at the top level or "
+            f"in a function that builds the Trainer; found {arguments}."
         )
     if not trainers:
         raise PatternError(
             f"{notebook.name} ({name}): no `trainer = ...Trainer(...)` in the tagged cells; build the Trainer "
-            "at the top level of a tagged cell, or assign it to a name in a function the tagged cells define, "
+            "at the top level of a tagged cell, or assign or return it in a function the tagged cells define, "
             "so the script can print the global batch and steps."
         )
     return "\n".join(out).rstrip() + "\n"
