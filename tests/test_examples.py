@@ -1,5 +1,6 @@
 """Every lesson's script runs as a learner runs it: in its own process, in a folder outside the checkout, with
-`helpers` importable only for its offline loaders (a copy of helpers/__init__.py, models.py and data.py), on a
+`helpers` importable only for its offline loaders (a copy of helpers/__init__.py, models.py and data.py, and the
+modules the lessons' own loaders need, `tools.pattern_check.LESSON_LOADERS`), on a
 short setting given on the command line (`--max_steps 2`). It must print the global batch and the planned
 steps, and end with a line of the same shape as the notebook's result line (numbers aside).
 
@@ -24,10 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from tools import examples
+from tools import examples, pattern_check
 
 ROOT = examples.ROOT
-LOADER_FILES = ("__init__.py", "models.py", "data.py")  # helpers' offline loaders and run_dir, nothing else
+LOADER_FILES = ("__init__.py", "models.py", "data.py")  # helpers' offline loaders and run_dir
+# and what the lessons' own loaders need (their modules and the helpers modules those import), nothing else
+LESSON_FILES = tuple(pattern_check.loader_files(LOADER_FILES))
 SHORT = ["--max_steps", "2"]
 TIMEOUT_S = 300
 GUARD = ROOT / "tools" / "network_guard"
@@ -91,8 +94,12 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of a learner's process: only the loaders of `helpers` importable."""
     loaders = tmp_path_factory.mktemp("loaders")
     (loaders / "helpers").mkdir()
-    for name in LOADER_FILES:
-        shutil.copy(ROOT / "helpers" / name, loaders / "helpers" / name)
+    for name in LOADER_FILES + LESSON_FILES:
+        source = ROOT / "helpers" / name
+        if source.is_dir():  # a package, e.g. the evaluate metric scripts
+            shutil.copytree(source, loaders / "helpers" / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, loaders / "helpers" / name)
     (loaders / "sitecustomize.py").write_text(SITECUSTOMIZE.format(guard=GUARD / "sitecustomize.py"))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(loaders), str(GUARD)])
