@@ -93,4 +93,5 @@ trainer = SFTTrainer(
 trainer.add_callback(ShowPlan())
 trainer.train()
 metrics = trainer.evaluate()
-print({key: round(value, 3) for key, value in metrics.items() if "runtime" not in key})
+shown = ("eval_loss", "eval_entropy", "eval_mean_token_accuracy", "eval_num_tokens")
+print({key: round(metrics[key], 3) for key in shown})
