@@ -8,8 +8,7 @@
 - :func:`measure_control_matrix`: one ``train()`` per (event, flag), each with its probe.
 - :func:`matrix_readings`: the lesson's six readings of the matrix, each true or false on a measured matrix.
 
-Lesson 06's exported module (``helpers.lessons.lesson_06``) imports the first five names from here, so later
-lessons and tests may import them from either; this module imports nothing of the lessons.
+Lesson 06 and the tests import them from here; this module imports nothing of the lessons.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Per-layer gradient norms: the course's gradient recorder and its reference (lesson 08).
 
 ``GradientNormRecorder`` records, at ``on_pre_optimizer_step`` (after clipping, the gradients the optimizer is
-about to use), the L2 norm of each layer's gradients in one pass (``group_gradient_norms`` of lesson 06), and keeps
+about to use), the L2 norm of each layer's gradients in one pass (:func:`group_gradient_norms`), and keeps
 every gradient value at chosen steps for histograms. ``GradientNormTrainer`` does the same work in a
 ``training_step`` override (before clipping); ``SeedStyleGradientPrinter`` is the source posts' way (one mean and
 one printed line per parameter); ``direct_group_norms`` computes the norms one parameter at a time, as a reference.
@@ -12,14 +12,39 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import torch
 from transformers import Trainer, TrainerCallback
 
-from helpers.lessons.lesson_06 import group_gradient_norms
+
+def group_gradient_norms(groups: dict[str, Sequence[torch.Tensor]]) -> dict[str, float]:
+    """L2 norm of the gradients of each group, in one pass; a group whose gradients
+    are all None is left out.
+
+    All gradients go through one ``torch._foreach_norm`` call; the per-group norms are
+    ``sqrt(sum of squared parameter norms)`` and come back to the host in one
+    ``.tolist()``.
+    """
+    names: list[str] = []
+    grads: list[torch.Tensor] = []
+    owner: list[int] = []
+    for name, parameters in groups.items():
+        present = [p.grad for p in parameters if p.grad is not None]
+        if present:
+            owner.extend([len(names)] * len(present))
+            names.append(name)
+            grads.extend(present)
+    if not grads:
+        return {}
+    norms = torch.stack([norm.float() for norm in torch._foreach_norm(grads, 2.0)])
+    index = torch.tensor(owner, device=norms.device)
+    squared = torch.zeros(len(names), device=norms.device, dtype=torch.float32)
+    squared = squared.index_add_(0, index, norms.square())
+    return dict(zip(names, squared.sqrt().tolist()))
+
 
 NUMBERED_MODULE = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 

@@ -1,5 +1,6 @@
 """Every lesson's script runs as a learner runs it: in its own process, in a folder outside the checkout, with
-`helpers` importable only for its offline loaders (a copy of helpers/__init__.py, models.py and data.py), on a
+`helpers` importable only for its offline loaders (a copy of helpers/__init__.py, models.py and data.py, and the
+modules the lessons' own loaders need, `tools.pattern_check.LESSON_LOADERS`), on a
 short setting given on the command line (`--max_steps 2`). It must print the global batch and the planned
 steps, and end with a line of the same shape as the notebook's result line (numbers aside).
 
@@ -24,21 +25,12 @@ from pathlib import Path
 
 import pytest
 
-from tools import examples
+from tools import examples, pattern_check
 
 ROOT = examples.ROOT
-# helpers' offline loaders and run_dir (device.py holds SEED, context.py run_dir: helpers/__init__.py imports
-# them), and the modules of lessons' own loaders (tools/pattern_check.py, LESSON_LOADERS: 07's sentence_features,
-# 18's language_model); nothing else
-LOADER_FILES = (
-    "__init__.py",
-    "models.py",
-    "data.py",
-    "device.py",
-    "context.py",
-    "sentence_features.py",
-    "language_model.py",
-)
+LOADER_FILES = ("__init__.py", "models.py", "data.py")  # helpers' offline loaders and run_dir
+# and what the lessons' own loaders need (their modules and the helpers modules those import), nothing else
+LESSON_FILES = tuple(pattern_check.loader_files(LOADER_FILES))
 SHORT = ["--max_steps", "2"]
 TIMEOUT_S = 300
 GUARD = ROOT / "tools" / "network_guard"
@@ -117,8 +109,12 @@ def outside(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The environment of a learner's process: only the loaders of `helpers` importable."""
     loaders = tmp_path_factory.mktemp("loaders")
     (loaders / "helpers").mkdir()
-    for name in LOADER_FILES:
-        shutil.copy(ROOT / "helpers" / name, loaders / "helpers" / name)
+    for name in LOADER_FILES + LESSON_FILES:
+        source = ROOT / "helpers" / name
+        if source.is_dir():  # a package, e.g. the evaluate metric scripts
+            shutil.copytree(source, loaders / "helpers" / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(source, loaders / "helpers" / name)
     (loaders / "sitecustomize.py").write_text(SITECUSTOMIZE.format(guard=GUARD / "sitecustomize.py"))
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(loaders), str(GUARD)])

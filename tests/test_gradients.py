@@ -16,10 +16,10 @@ from helpers.gradient_norms import (
     SeedStyleGradientPrinter,
     direct_group_norms,
     gradient_values,
+    group_gradient_norms,
     layer_group,
     parameter_groups,
 )
-from helpers.lessons.lesson_06 import group_gradient_norms
 from helpers.monitor_cost import monitoring_overhead
 from helpers.performance import StepTimer
 

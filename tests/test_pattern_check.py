@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
+
+import pytest
 
 from tools import pattern_check
 
@@ -61,3 +64,30 @@ def test_instrument_cells_are_counted_loaders_and_plots_are_not(tmp_path: Path) 
         ("from helpers.plots import finish, new_axes\ndata = helpers.load_reviews()\n", []),
     )
     assert len(report.helper_cells) == 2
+
+
+def test_a_lessons_own_loader_passes_in_its_lesson_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(pattern_check.LESSON_LOADERS, "99", frozenset({"toy_data.load_toy"}))
+    pattern = "from helpers.toy_data import load_toy\n# your project: load_dataset('x')\ntoy = load_toy()\n"
+    report = _check(tmp_path, (pattern, ["pattern"]), ("import helpers\nt = helpers.toy_data.load_toy()\n", []))
+    assert report.pattern == [] and report.helper_cells == []  # a loader, not an instrument cell
+    monkeypatch.setitem(pattern_check.LESSON_LOADERS, "99", frozenset({"toy_data.load_other"}))
+    report = _check(tmp_path, (pattern, ["pattern"]))
+    assert any("helpers.toy_data.load_toy" in problem for problem in report.pattern)
+
+
+def test_a_lessons_own_loader_still_needs_its_comment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(pattern_check.LESSON_LOADERS, "99", frozenset({"toy_data.load_toy"}))
+    report = _check(tmp_path, ("from helpers.toy_data import load_toy\ntoy = load_toy()\n", ["pattern"]))
+    assert any("load_toy() needs" in problem for problem in report.pattern)
+
+
+def test_every_lesson_loader_exists_and_its_files_are_copied() -> None:
+    files = pattern_check.loader_files()
+    for names in pattern_check.LESSON_LOADERS.values():
+        for name in names:
+            module, attribute = name.rsplit(".", 1)
+            assert hasattr(importlib.import_module(f"helpers.{module}"), attribute), name
+            assert module in files or f"{module}.py" in files, (name, files)
+    # the loader modules' own helpers imports come along (capstone imports helpers.device); instruments do not
+    assert "device.py" in files and "trainers.py" not in files and "models.py" not in files

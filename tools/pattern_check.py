@@ -25,17 +25,25 @@ from tools.examples import pattern_tags
 # The course calls a pattern may make: `helpers.<module>.<name>` (or `helpers.<name>`).
 LOADERS = frozenset({"models.load_model", "models.load_tokenizer", "models.local_model_dir", "data.load_reviews"})
 RUN_FOLDER = frozenset({"run_dir"})
-# A lesson whose data exists only in the course may name its own loader here: {"19": {"chat_data.load_x"}}.
-# A lesson's own loaders: data or models that exist only in the course, each with why on its line.
+# A lesson whose data or model exists only in the course names its own loaders here (one list: the script test,
+# tests/test_examples.py, copies exactly the helpers modules these need, :func:`loader_files`). Each call still
+# carries its `# your project:` comment.
 LESSON_LOADERS: dict[str, frozenset[str]] = {
+    # the `evaluate` metric scripts (and their names), loaded from the Hub as evaluate.load("accuracy") (section 6)
+    "04": frozenset({"evaluate_metrics.metric_path", "evaluate_metrics.METRIC_NAMES"}),
     # the 1 : 9 Rotten Tomatoes reviews as frozen MiniLM sentence features
     "07": frozenset({"sentence_features.imbalanced_review_features"}),
-    # the offline `evaluate` metric folders (a learner writes evaluate.load("accuracy")): their names and paths
-    "04": frozenset({"evaluate_metrics.metric_path", "evaluate_metrics.METRIC_NAMES"}),
+    # the capstone's imbalanced, tokenized splits and its model (frozen MiniLM layers, mean pooled, new head)
+    "12": frozenset({"capstone.load_data", "capstone.model_init"}),
+    # the course's small model: frozen MiniLM word embeddings and one linear layer
+    "14": frozenset({"embedding_head.course_embedding_classifier"}),
+    "20": frozenset({"embedding_head.course_embedding_classifier"}),
     # the max-digit rows, the BPE tokenizer trained on them, the random-weight Llama built from a config
     "18": frozenset(
         {"language_model.max_digit_dataset", "language_model.train_tokenizer", "language_model.tiny_llama"}
     ),
+    # the chat conversations, their BPE tokenizer, the random-weight Llama
+    "19": frozenset({"chat_data.conversation_dataset", "chat_data.chat_tokenizer", "language_model.tiny_llama"}),
 }
 YOUR_PROJECT = "# your project:"
 # Helpers a shown cell outside the pattern may call without counting as an instrument cell: the loaders above,
@@ -122,12 +130,43 @@ def helper_calls(tree: ast.AST) -> set[str]:
     return {name for name in found if not any(other.startswith(name + ".") for other in found)}
 
 
-def _is_instrument(name: str, lesson: str) -> bool:
+def _is_instrument(name: str, lesson: str = "") -> bool:
     """A course helper that is neither a convenience, a plot, an exercise check nor the lesson's own loader."""
     last = name.split(".")[-1]
     if name in LESSON_LOADERS.get(lesson, frozenset()):
         return False
     return not (last in CONVENIENCES or name.startswith(("plots", "checks")) or name in ("plots", "checks"))
+
+
+def _helpers_imports(path: Path) -> set[str]:
+    """The ``helpers`` modules a module (or a package's ``__init__``) imports anywhere in it, by name: ``from
+    helpers.x import y``, ``import helpers.x``, and ``helpers.<name>`` resolved through the package's lazy names."""
+    import helpers
+
+    lazy = {name: module.removeprefix("helpers.") for name, module in helpers._LAZY_NAMES.items()}
+    found: set[str] = set()
+    for name in helper_calls(ast.parse(path.read_text(encoding="utf-8"))):
+        first = name.split(".")[0]
+        if first in helpers._SUBMODULES:
+            found.add(first)
+        elif first in lazy:
+            found.add(lazy[first])
+    return found
+
+
+def loader_files(base: tuple[str, ...] = ("__init__.py", "models.py", "data.py")) -> list[str]:
+    """The files of ``helpers/`` (a package as its folder) a script needs for every lesson's loaders: the modules
+    of :data:`LESSON_LOADERS` and the ``helpers`` modules they import, transitively, beyond ``base``."""
+    root = Path(__file__).resolve().parents[1] / "helpers"
+    todo = {name.split(".")[0] for names in LESSON_LOADERS.values() for name in names}
+    seen: set[str] = set()
+    while todo:
+        module = todo.pop()
+        seen.add(module)
+        path = root / module / "__init__.py" if (root / module).is_dir() else root / f"{module}.py"
+        todo |= _helpers_imports(path) - seen
+    files = {module if (root / module).is_dir() else f"{module}.py" for module in seen}
+    return sorted(files - set(base))
 
 
 def _loader_names(lesson: str) -> frozenset[str]:

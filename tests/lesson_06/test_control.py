@@ -15,7 +15,7 @@ from transformers import Trainer, TrainerCallback
 
 from helpers.callback_events import EventRecorder
 from helpers.control_matrix import ACTIONS, CONTROL_FLAGS, FlagProbe, flag_effect, matrix_readings, run_actions
-from helpers.lessons import lesson_06
+from helpers.gradient_norms import group_gradient_norms
 from helpers.lessons.lesson_03 import AppliedLRRecorder
 
 LR, STEPS = 1e-3, 8
@@ -31,9 +31,7 @@ def _trainer(tmp_path: Any, callbacks: list[TrainerCallback], trainer_class: typ
 # --- helpers.control_matrix -------------------------------------------------------------------------------------
 
 
-def test_lesson_06_reexports_the_matrix_names_unchanged() -> None:
-    assert lesson_06.FlagProbe is FlagProbe and lesson_06.flag_effect is flag_effect
-    assert lesson_06.run_actions is run_actions and lesson_06.CONTROL_FLAGS == CONTROL_FLAGS
+def test_the_matrix_actions_are_control_flags() -> None:
     assert set(ACTIONS) <= set(CONTROL_FLAGS)
 
 
@@ -204,7 +202,7 @@ class GradientsPresent(TrainerCallback):
 
     def _look(self, event: str) -> Any:
         def look(args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
-            norms = lesson_06.group_gradient_norms({"all": list(model.parameters())})
+            norms = group_gradient_norms({"all": list(model.parameters())})
             present = sum(parameter.grad is not None for parameter in model.parameters())
             self.rows.append((event, present, norms.get("all")))
 
