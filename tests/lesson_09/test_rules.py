@@ -247,3 +247,58 @@ def test_workers_change_only_who_collates(tmp_path: Any) -> None:
     none, two = batches("none", 0), batches("two", 2)
     assert len(none) == len(two) == 16
     assert all(torch.equal(a, b) for a, b in zip(none, two, strict=True))
+
+
+def _attention_blocks(model: Any) -> list[Any]:
+    """The attention block inside each layer of a BERT, DistilBERT or Llama classifier (what checkpointing
+    recomputes)."""
+    return [layer.attention if hasattr(layer, "attention") else layer.self_attn for layer in _layers(model)]
+
+
+def _layers(model: Any) -> Any:
+    base = getattr(model, model.base_model_prefix)
+    return (
+        base.layers
+        if hasattr(base, "layers")
+        else base.transformer.layer
+        if hasattr(base, "transformer")
+        else base.encoder.layer
+    )
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="Recap",
+    text="Accumulation and checkpointing both buy activation memory: with smaller passes, or a second forward.",
+    covers=[
+        "BERT, DistilBERT and Llama classifiers",
+        "bytes autograd keeps: a micro-batch of 4 keeps under 0.6 x those of the batch of 8",
+        "activation_checkpointing=True: every attention block runs forward twice in a training step (2 steps)",
+    ],
+)
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_accumulation_and_checkpointing_buy_activation_memory(tmp_path: Any, model: str) -> None:
+    from helpers.performance import forward_calls, saved_tensor_bytes
+
+    built = MODELS[model](seed=0)
+    data = fixtures.random_ids(8)
+    batch = next(
+        iter(
+            trainer(
+                tmp_path / "batch", model=built, train_dataset=data, per_device_train_batch_size=8
+            ).get_train_dataloader()
+        )
+    )
+    half = {key: value[:4] for key, value in batch.items()}
+    assert saved_tensor_bytes(built, half) < 0.6 * saved_tensor_bytes(built, batch)
+
+    def calls(folder: str, **settings: Any) -> int:
+        fresh = MODELS[model](seed=0)
+        run = trainer(tmp_path / folder, model=fresh, train_dataset=data, per_device_train_batch_size=4, **settings)
+        with forward_calls(_attention_blocks(fresh)) as counted:
+            run.train()
+        return counted.count
+
+    layers = len(_layers(built))
+    assert calls("plain") == 2 * layers
+    assert calls("checkpointed", activation_checkpointing=True) == 2 * 2 * layers
