@@ -261,3 +261,29 @@ def test_group_by_length_reorders_predictions(tmp_path: Any, model: str) -> None
 
     assert sorted(grouped.label_ids.tolist()) == sorted(data["labels"])
     assert accuracy(grouped) == pytest.approx(accuracy(plain))  # metrics stay right
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="label smoothing changes the loss, never the labels.",
+    covers=[
+        "BERT, DistilBERT and Llama classifiers, label_smoothing_factor 0.1 and 0.3",
+        "a batch of the Trainer's own dataloader: compute_loss equals cross-entropy with that smoothing, differs "
+        "from the plain loss, and the labels tensor is left as it was",
+    ],
+)
+@pytest.mark.parametrize("model", sorted(MODELS))
+@pytest.mark.parametrize("smoothing", [0.1, 0.3])
+def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: str, smoothing: float) -> None:
+    built = MODELS[model](seed=0).eval()  # no dropout: the same logits twice
+    run = trainer(tmp_path, model=built, train_dataset=ids(8), label_smoothing_factor=smoothing)
+    batch = next(iter(run.get_train_dataloader()))
+    labels = batch["labels"].clone()
+    with torch.no_grad():
+        loss = run.compute_loss(built, dict(batch))
+        logits = built(**{key: value for key, value in batch.items() if key != "labels"}).logits
+    assert torch.equal(batch["labels"], labels)
+    expected = torch.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert abs(loss.item() - torch.nn.functional.cross_entropy(logits, labels).item()) > 1e-5

@@ -293,3 +293,33 @@ def test_the_loss_changes_by_either_route(tmp_path: Any, accumulation: int) -> N
     # A compute_loss_func is taken as scaled for accumulation (lesson 07): a per-batch mean logs (and steps)
     # `accumulation` times too much. The chart's first row, "`compute_loss_func=` or `compute_loss`", failed here.
     assert by_function == pytest.approx(2 * plain * accumulation, rel=1e-5)
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="clipping does not rescue a learning rate that is too high.",
+    covers=[
+        "a BERT classifier from a config, 32 random rows, 4 epochs of batch 4 (accumulation 1 and 2)",
+        "learning rate 1 (too high) with max_grad_norm 1.0 and 0.1 against 1e-3 without clipping: both clipped "
+        "runs have a mean training loss above the good run's, by more than 0.1",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_clipping_does_not_rescue_a_high_learning_rate(tmp_path: Any, accumulation: int) -> None:
+    def final_loss(folder: str, rate: float, clip: float) -> float:
+        run = trainer(
+            tmp_path / folder,
+            model=fixtures.tiny_model(seed=0),
+            train_dataset=fixtures.random_ids(32),
+            per_device_train_batch_size=4 // accumulation,
+            gradient_accumulation_steps=accumulation,
+            num_train_epochs=4,
+            learning_rate=rate,
+            max_grad_norm=clip,
+        )
+        return run.train().training_loss
+
+    good = final_loss("good", 1e-3, 0.0)
+    for clip in (1.0, 0.1):
+        assert final_loss(f"clip{clip}", 1.0, clip) > good + 0.1

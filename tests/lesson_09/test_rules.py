@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rule_training import MODELS, first_step, trainer
+import torch
+from rule_training import MODELS, arguments, first_step, trainer
+from tiny_training import TinyModel
 
 from exercises.checks import fixtures
 
@@ -89,3 +91,214 @@ def test_grouped_dynamic_padding_pads_under_half(tmp_path: Any, batch: int, max_
     full = padded("full", DataCollatorWithPadding(tokenizer, padding="max_length", max_length=max_length))
     grouped = padded("grouped", DataCollatorWithPadding(tokenizer), train_sampling_strategy="group_by_length")
     assert grouped < 0.5 * full, (grouped, full)
+
+
+def _linear_dtypes(model: Any) -> list[torch.dtype]:
+    """Record the output dtype of every ``nn.Linear`` forward of ``model`` (a forward hook); returns the list."""
+    seen: list[torch.dtype] = []
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.register_forward_hook(lambda _m, _i, out: seen.append(out.dtype))
+    return seen
+
+
+def _precision_run(tmp_path: Any, model: str, built: Any = None, **settings: Any) -> tuple[Any, set[torch.dtype]]:
+    """Train ``model`` ("tiny" or a key of MODELS, or ``built``) 2 steps with ``settings``; the Trainer and the
+    dtypes its linear layers computed in."""
+    built = built if built is not None else TinyModel() if model == "tiny" else MODELS[model](seed=0)
+    seen = _linear_dtypes(built)
+    data = None if model == "tiny" else fixtures.random_ids(8)
+    run = trainer(tmp_path, model=built, train_dataset=data, max_steps=2, **settings)
+    run.train()
+    return run, set(seen)
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="Recap",
+    text="bf16 on Ampere and newer, fp16 on a T4, `torch_compile` on long GPU runs; workers only for costly batches.",
+    covers=[
+        "CPU only (no GPU here): TinyModel and a BERT classifier, 2 steps each",
+        "bf16=True: linear layers compute in bf16, weights and optimizer state stay fp32, no scaler",
+        "fp16=True on a CPU: accepted, but computes in fp32 with no scaler",
+        "bf16 and fp16 together refused",
+    ],
+)
+@pytest.mark.rule(
+    lesson="09",
+    section="7. What to switch on",
+    text="| mixed precision | `fp16=True` | `bf16=True` | off (fp32) |",
+    covers=[
+        "CPU column only: fp16=True computes in fp32 (so off is what a CPU gets), bf16=True does run bf16 autocast",
+        "TinyModel and a BERT classifier",
+    ],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+def test_precision_switches_on_a_cpu(tmp_path: Any, model: str) -> None:
+    plain, plain_dtypes = _precision_run(tmp_path / "fp32", model)
+    assert plain_dtypes == {torch.float32}
+    bf16, bf16_dtypes = _precision_run(tmp_path / "bf16", model, bf16=True)
+    assert bf16_dtypes == {torch.bfloat16}
+    assert {p.dtype for p in bf16.model.parameters()} == {torch.float32}
+    assert {p.dtype for group in bf16.optimizer.param_groups for p in group["params"]} == {torch.float32}
+    assert {s.dtype for state in bf16.optimizer.state.values() for s in state.values() if s.dim()} == {torch.float32}
+    assert bf16.accelerator.scaler is None
+    fp16, fp16_dtypes = _precision_run(tmp_path / "fp16", model, fp16=True)
+    assert fp16.accelerator.mixed_precision == "fp16" and fp16_dtypes == {torch.float32}  # silently fp32 on a CPU
+    assert fp16.accelerator.scaler is None
+    with pytest.raises(ValueError, match="fp16 and bf16"):
+        arguments(tmp_path / "both", bf16=True, fp16=True)
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="5. Precision and torch_compile",
+    text="a later Trainer with `bf16=True` or `torch_compile=True` on the same model object silently keeps fp32 and "
+    "the eager forward",
+    covers=[
+        "bf16=True on a CPU: TinyModel and a BERT classifier trained by a plain Trainer first",
+        "the fresh-model control computes in bf16",
+        "torch_compile not tried (compiling is too slow for a unit test on this CPU)",
+    ],
+)
+@pytest.mark.parametrize("model", ["tiny", "bert"])
+def test_a_reused_model_keeps_fp32(tmp_path: Any, model: str) -> None:
+    built = TinyModel() if model == "tiny" else MODELS[model](seed=0)
+    _precision_run(tmp_path / "first", model, built=built)
+    _, reused = _precision_run(tmp_path / "again", model, built=built, bf16=True)
+    assert reused == {torch.float32}
+    _, fresh = _precision_run(tmp_path / "fresh", model, bf16=True)
+    assert fresh == {torch.bfloat16}
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="7. What to switch on",
+    text="| `tf32=True` | n/a | on | n/a |",
+    covers=["CPU column only: `TrainingArguments(tf32=True)` is refused on a CPU with an error naming Ampere"],
+)
+def test_tf32_is_refused_without_an_ampere_gpu(tmp_path: Any) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this case is the CPU column")
+    with pytest.raises(ValueError, match="Ampere"):
+        arguments(tmp_path, tf32=True)
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="Recap",
+    text="bf16 on Ampere and newer, fp16 on a T4, `torch_compile` on long GPU runs; workers only for costly batches.",
+    covers=[
+        "torch_compile=True on a CPU: accepted, the accelerator gets the inductor backend, nothing compiles before "
+        "train(), the model object is left as it is; compile time and speed not measured here",
+    ],
+)
+@pytest.mark.rule(
+    lesson="09",
+    section="7. What to switch on",
+    text="| `torch_compile` | long runs | long runs | not measured |",
+    covers=["what the switch changes in the Trainer's objects on a CPU (not its cost or speed)"],
+)
+def test_torch_compile_is_a_switch_for_the_accelerator(tmp_path: Any) -> None:
+    model = TinyModel()
+    plain = trainer(tmp_path / "plain", model=TinyModel())
+    assert plain.accelerator.state.dynamo_plugin.backend.value == "NO"  # the state is shared: read it at once
+    compiled = trainer(tmp_path / "compiled", model=model, torch_compile=True)
+    assert compiled.accelerator.state.dynamo_plugin.backend.value == "INDUCTOR"
+    assert compiled.args.torch_compile_backend == "inductor"
+    assert compiled.model is model and type(compiled.model_wrapped) is TinyModel  # not compiled yet
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="For tokenized data in memory, starting the workers usually costs more than they save: leave them at 0.",
+    covers=[
+        "what workers change: the Trainer's DataLoader gets num_workers=2 and yields the same batches, in the same "
+        "order, as with 0 (128 tokenized reviews, batch 8, grouped by length); the cost is timed in the lesson, "
+        "not asserted here",
+    ],
+)
+@pytest.mark.rule(
+    lesson="09",
+    section="7. What to switch on",
+    text="| dataloader workers | if collation is costly | same | off for tokenized data |",
+    covers=["0 and 2 workers give the same batches, so the choice is only about time"],
+)
+def test_workers_change_only_who_collates(tmp_path: Any) -> None:
+    from transformers import DataCollatorWithPadding
+
+    reviews = fixtures.reviews(count=128, max_length=64).remove_columns(["label"])
+
+    def batches(folder: str, workers: int) -> list[torch.Tensor]:
+        run = trainer(
+            tmp_path / folder,
+            model=fixtures.tiny_model(seed=0),
+            train_dataset=reviews,
+            per_device_train_batch_size=8,
+            data_collator=DataCollatorWithPadding(fixtures.tokenizer()),
+            train_sampling_strategy="group_by_length",
+            dataloader_num_workers=workers,
+        )
+        loader = run.get_train_dataloader()
+        assert loader.num_workers == workers
+        return [batch["input_ids"] for batch in loader]
+
+    none, two = batches("none", 0), batches("two", 2)
+    assert len(none) == len(two) == 16
+    assert all(torch.equal(a, b) for a, b in zip(none, two, strict=True))
+
+
+def _attention_blocks(model: Any) -> list[Any]:
+    """The attention block inside each layer of a BERT, DistilBERT or Llama classifier (what checkpointing
+    recomputes)."""
+    return [layer.attention if hasattr(layer, "attention") else layer.self_attn for layer in _layers(model)]
+
+
+def _layers(model: Any) -> Any:
+    base = getattr(model, model.base_model_prefix)
+    return (
+        base.layers
+        if hasattr(base, "layers")
+        else base.transformer.layer
+        if hasattr(base, "transformer")
+        else base.encoder.layer
+    )
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="Recap",
+    text="Accumulation and checkpointing both buy activation memory: with smaller passes, or a second forward.",
+    covers=[
+        "BERT, DistilBERT and Llama classifiers",
+        "bytes autograd keeps: a micro-batch of 4 keeps under 0.6 x those of the batch of 8",
+        "activation_checkpointing=True: every attention block runs forward twice in a training step (2 steps)",
+    ],
+)
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_accumulation_and_checkpointing_buy_activation_memory(tmp_path: Any, model: str) -> None:
+    from helpers.performance import forward_calls, saved_tensor_bytes
+
+    built = MODELS[model](seed=0)
+    data = fixtures.random_ids(8)
+    batch = next(
+        iter(
+            trainer(
+                tmp_path / "batch", model=built, train_dataset=data, per_device_train_batch_size=8
+            ).get_train_dataloader()
+        )
+    )
+    half = {key: value[:4] for key, value in batch.items()}
+    assert saved_tensor_bytes(built, half) < 0.6 * saved_tensor_bytes(built, batch)
+
+    def calls(folder: str, **settings: Any) -> int:
+        fresh = MODELS[model](seed=0)
+        run = trainer(tmp_path / folder, model=fresh, train_dataset=data, per_device_train_batch_size=4, **settings)
+        with forward_calls(_attention_blocks(fresh)) as counted:
+            run.train()
+        return counted.count
+
+    layers = len(_layers(built))
+    assert calls("plain") == 2 * layers
+    assert calls("checkpointed", activation_checkpointing=True) == 2 * 2 * layers

@@ -37,8 +37,11 @@ def test_dpo_declares_its_loss_unscaled() -> None:
     assert getattr(SFTTrainer, "loss_is_scaled_for_ga", None) is None
 
 
-def _sft_first_update(tmp_path: Any, batch: int, accumulation: int) -> tuple[float, float]:
-    """The logged loss and grad_norm of an SFTTrainer's first update over the same 4 texts of uneven length."""
+def _sft_first_update(
+    tmp_path: Any, batch: int, accumulation: int, trainer_class: type = SFTTrainer
+) -> tuple[float, float]:
+    """The logged loss and grad_norm of an SFTTrainer's (or ``trainer_class``'s) first update over the same 4 texts
+    of uneven length."""
     from datasets import Dataset
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl import SFTConfig
@@ -65,7 +68,9 @@ def _sft_first_update(tmp_path: Any, batch: int, accumulation: int) -> tuple[flo
         **QUIET_SFT,
     )
     run = quiet(
-        SFTTrainer(model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer)
+        trainer_class(
+            model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer
+        )
     )
     run.train()
     entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
@@ -137,3 +142,53 @@ def test_loop_recorder_wraps_any_trainer_class(tmp_path: Any, base: str) -> None
         micro_batches = 5
     assert recorder.names().count("training_step") == micro_batches
     assert "compute_loss" in recorder.inside("training_step")
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="Prefer public methods in your own subclasses; the private ones TRL overrides can change between releases.",
+    covers=[
+        "the pinned TRL: SFTTrainer and DPOTrainer override two private Trainer methods (_save_checkpoint, "
+        "_set_signature_columns_if_needed) besides the public ones",
+        "every loop method they redefine (compute_loss, training_step, prediction_step, log, evaluate) still takes "
+        "the Trainer's parameters (by name, or *args and **kwargs); create_model_card does not (its own arguments)",
+        "a subclass of SFTTrainer overriding public compute_loss and log: called once an update and once a log, "
+        "accumulation 1 and 2, the same first update as SFTTrainer itself",
+        "not tried: another TRL release (the change between releases is not measured here)",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_public_overrides_fit_trl_trainers(tmp_path: Any, accumulation: int) -> None:
+    import inspect
+
+    from transformers import Trainer
+
+    for cls in (SFTTrainer, DPOTrainer):
+        overrides = set(trainer_overrides(cls)) - {"__init__"}
+        assert {name for name in overrides if name.startswith("_")} == {
+            "_save_checkpoint",
+            "_set_signature_columns_if_needed",
+        }
+        loop = {"compute_loss", "training_step", "prediction_step", "log", "evaluate"}
+        assert overrides - loop - {"_save_checkpoint", "_set_signature_columns_if_needed"} == {"create_model_card"}
+        for name in loop:
+            theirs = inspect.signature(getattr(cls, name)).parameters
+            kinds = {parameter.kind for parameter in theirs.values()}
+            takes_all = kinds >= {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
+            assert takes_all or set(inspect.signature(getattr(Trainer, name)).parameters) <= set(theirs), name
+
+    calls: list[str] = []
+
+    class Mine(SFTTrainer):
+        def compute_loss(self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None):
+            calls.append("compute_loss")
+            return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            calls.append("log")
+            super().log(logs, start_time)
+
+    mine = _sft_first_update(tmp_path / "mine", 4 // accumulation, accumulation, Mine)
+    assert calls.count("compute_loss") == accumulation and "log" in calls
+    assert mine == pytest.approx(_sft_first_update(tmp_path / "stock", 4 // accumulation, accumulation), rel=1e-5)

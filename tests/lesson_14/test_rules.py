@@ -225,3 +225,130 @@ def test_model_init_may_choose_the_architecture(tmp_path: Any) -> None:
     )
     assert set(best.hyperparameters) == {"learning_rate", "width"}
     assert best.hyperparameters["width"] in built[1:] and len(built) == 4  # one at construction, one per trial
+
+
+class _Evaluations(TrainerCallback):
+    """Counts the evaluations of each trial (a new trial starts at each ``on_train_begin``)."""
+
+    def __init__(self) -> None:
+        self.per_trial: list[int] = []
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.per_trial.append(0)
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.per_trial[-1] += 1
+
+
+def _worsening_search(tmp_path: Any, trials: int, accumulation: int, **study: Any) -> list[int]:
+    """A search whose every trial scores worse than the ones before it at every evaluation (2 epochs, evaluated
+    each epoch); the evaluations each trial got. ``study`` goes to ``optuna.create_study`` (through the Trainer)."""
+    counted = _Evaluations()
+    run = trainer(
+        tmp_path,
+        [counted],
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=2,
+        eval_strategy="epoch",
+        eval_dataset=toy_dataset(6),
+    )
+    run.hyperparameter_search(
+        hp_space=_space,
+        compute_objective=lambda metrics: -float(len(counted.per_trial)),
+        n_trials=trials,
+        direction="maximize",
+        backend="optuna",
+        sampler=optuna.samplers.TPESampler(seed=0),
+        **study,
+    )
+    return counted.per_trial
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="optuna's default `MedianPruner` stops trials unless you pass `NopPruner`",
+    covers=[
+        "7 trials, each worse than the median of the earlier ones: with no pruner given, trials 6 and 7 stop after "
+        "their first evaluation (MedianPruner waits 5 trials); with `pruner=NopPruner()` none stops",
+        "accumulation 1 and 2 (uneven last micro-batch)",
+    ],
+)
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="every other keyword goes to `optuna.create_study` (sampler, pruner, storage).",
+    covers=["pruner: `NopPruner()` through `hyperparameter_search` changes which trials stop", "a seeded TPE sampler"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_the_default_pruner_stops_trials_unless_nop(tmp_path: Any, accumulation: int) -> None:
+    assert _worsening_search(tmp_path / "default", 7, accumulation) == [2, 2, 2, 2, 2, 1, 1]
+    nop = _worsening_search(tmp_path / "nop", 7, accumulation, pruner=optuna.pruners.NopPruner())
+    assert nop == [2] * 7
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="Recap",
+    text="Compare the best-to-worst gap with the spread of one setting over seeds before trusting the best trial; "
+    "then train the final model with `best.hyperparameters`.",
+    covers=[
+        "a search over the seed alone (one learning rate): its best-to-worst gap is above 0, a 'best' made of noise",
+        "a search over 3 learning rates 10x apart (TinyModel, toy data): its gap is computed beside the seed spread "
+        "(here below it, so the rule's comparison is what tells the learner not to trust it)",
+        "retraining with `best.hyperparameters` gives the best trial's objective again, exactly",
+        "accumulation 2, uneven last micro-batch",
+    ],
+)
+@pytest.mark.rule(
+    lesson="14",
+    section="1. Did the search find something?",
+    text='When all trials score within the seed spread, the "best" trial is chosen by noise',
+    covers=["a search over the seed alone: a best trial picked, by a gap of noise only"],
+)
+def test_compare_the_gap_with_the_seed_spread(tmp_path: Any) -> None:
+    losses: list[float] = []
+
+    def search(folder: str, space: Any, trials: int) -> tuple[Any, Any]:
+        losses.clear()
+        run = trainer(
+            tmp_path / folder,
+            model_init=lambda trial=None: TinyModel(),
+            rows=13,
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            eval_strategy="epoch",
+            eval_dataset=toy_dataset(6),
+            learning_rate=3e-3,
+        )
+
+        def objective(metrics: dict[str, float]) -> float:
+            if metrics["epoch"] >= 2:
+                losses.append(metrics["eval_loss"])
+            return metrics["eval_loss"]
+
+        best = run.hyperparameter_search(
+            hp_space=space,
+            compute_objective=objective,
+            n_trials=trials,
+            direction="minimize",
+            backend="optuna",
+            sampler=optuna.samplers.GridSampler(grids[folder]),
+            pruner=optuna.pruners.NopPruner(),
+        )
+        return best, run
+
+    grids = {"seeds": {"seed": [0, 1, 2, 3]}, "rates": {"learning_rate": [1e-3, 1e-2, 1e-1]}}
+    seeded, _ = search("seeds", lambda trial: {"seed": trial.suggest_categorical("seed", grids["seeds"]["seed"])}, 4)
+    seed_spread = max(losses) - min(losses)
+    assert seed_spread > 0 and seeded.objective == min(losses)  # one setting, four seeds: a "best" trial anyway
+    rates = grids["rates"]["learning_rate"]
+    best, run = search("rates", lambda trial: {"learning_rate": trial.suggest_categorical("learning_rate", rates)}, 3)
+    assert len(losses) == 3 and 0 < max(losses) - min(losses) < seed_spread
+    for key, value in best.hyperparameters.items():
+        setattr(run.args, key, value)
+    run.model = run.call_model_init()
+    run.train()
+    assert run.evaluate()["eval_loss"] == pytest.approx(best.objective, rel=1e-6)

@@ -172,3 +172,41 @@ def test_save_only_model_resume_is_inexact(tmp_path: Any, name: str) -> None:
     assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_full, strict=True))
     assert all(torch.allclose(a, b) for a, b in zip(straight, only, strict=True))
     assert not all(torch.allclose(a, b, atol=1e-6) for a, b in zip(straight, resumed_only, strict=True))
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="Recap",
+    text="Choose `target_modules`, `r` and `lora_alpha` by short runs (lesson 16).",
+    covers=[
+        "BERT and Llama classifiers, 13 random rows, accumulation 2 (uneven last micro-batch)",
+        "three settings: the query projection alone at r=1, lora_alpha=1; query and value at r=8 with lora_alpha 1 "
+        "and 16",
+        "a 1-epoch run ranks them by evaluation loss as a 4-epoch run does",
+    ],
+)
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_short_runs_rank_adapter_settings_as_longer_runs_do(tmp_path: Any, name: str) -> None:
+    make, targets = MODELS[name]
+    settings = {"one r1 a1": (targets[:1], 1, 1), "two r8 a1": (targets, 8, 1), "two r8 a16": (targets, 8, 16)}
+
+    def loss(epochs: int, key: str) -> float:
+        modules, r, alpha = settings[key]
+        model = get_peft_model(
+            make(seed=0), LoraConfig(task_type="SEQ_CLS", r=r, lora_alpha=alpha, target_modules=modules)
+        )
+        run = trainer(
+            tmp_path / f"{epochs}-{key}",
+            model=model,
+            train_dataset=fixtures.random_ids(13),
+            gradient_accumulation_steps=2,
+            learning_rate=1e-2,
+            num_train_epochs=epochs,
+        )
+        run.train()
+        return run.evaluate(fixtures.random_ids(13))["eval_loss"]
+
+    short = {key: loss(1, key) for key in settings}
+    long = {key: loss(4, key) for key in settings}
+    assert len(set(short.values())) == 3, short
+    assert sorted(settings, key=short.get) == sorted(settings, key=long.get), (short, long)

@@ -171,3 +171,77 @@ def test_callback_methods_must_be_event_names(tmp_path: Any) -> None:
     trainer(tmp_path, [Old()], rows=8).train()
     assert Old.calls == 0
     assert set(unknown_event_methods(Old)) == {"on_batch_end", "on_step_ends"} == set(unknown_event_methods(Old()))
+
+
+OLD_SCRIPT = """from transformers import Trainer, TrainingArguments, TrainerCallback
+
+args = TrainingArguments("out", evaluation_strategy="steps")
+
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        return super().compute_loss(model, inputs, return_outputs)
+
+
+class Cb(TrainerCallback):
+    def on_batch_end(self, args, state, control, **kwargs):
+        pass
+"""
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="Recap",
+    text="each finding gives the line, what 5.x does, the fix and the lesson",
+    covers=[
+        "a folder holding a script and a notebook (cell and line)",
+        "three kinds of finding: a renamed argument, an old compute_loss signature, a callback name that is no event",
+    ],
+)
+@pytest.mark.rule(
+    lesson="17",
+    section="The pattern",
+    text="Read a finding from its three lines: `file:line:` and what the installed Trainer does with that line; "
+    "`fix:`, what to write instead; `taught in:`, the lesson and section that show it on a run.",
+    covers=[
+        "every finding of a script and a notebook in a folder: three lines, the right line number, the installed "
+        "release named, a fix, and a lesson whose notebook has that section heading",
+    ],
+)
+def test_each_finding_gives_line_fix_and_lesson(tmp_path: Any) -> None:
+    import re
+
+    from tools.rules import main_text_sections, notebook_for
+
+    (tmp_path / "old.py").write_text(OLD_SCRIPT)
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# notes"},
+        {"cell_type": "code", "metadata": {}, "source": OLD_SCRIPT, "outputs": [], "execution_count": None},
+    ]
+    (tmp_path / "old.ipynb").write_text(
+        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    expected_lines = [3, 7, 12]
+
+    def findings(target: Path) -> list[list[str]]:
+        """The findings the command line prints for ``target``, three lines each."""
+        done = subprocess.run(
+            [sys.executable, "-m", "check_old_code", str(target)], cwd=ROOT, capture_output=True, text=True
+        )
+        assert done.returncode == 1, done.stderr
+        lines = [line for line in done.stdout.splitlines() if line.strip()][:-1]  # the last line is the summary
+        assert len(lines) % 3 == 0, done.stdout
+        return [lines[index : index + 3] for index in range(0, len(lines), 3)]
+
+    import transformers
+
+    found = findings(tmp_path)  # one run on the folder: the script and the notebook in it
+    assert len(found) == 6
+    for place in (f"{tmp_path / 'old.py'}:", f"{tmp_path / 'old.ipynb'} cell 2:"):
+        mine = [where for where, _, _ in found if where.startswith(place)]
+        assert sorted(int(re.match(r"(\d+): ", where[len(place) :]).group(1)) for where in mine) == expected_lines
+    for where, fix, taught in found:
+        assert transformers.__version__ in where and fix.startswith("    fix: ") and len(fix) > 12
+        lesson, section = re.fullmatch(r"    taught in: lesson (\d\d), section (.+)", taught).groups()
+        headings = [heading for heading, _ in main_text_sections(notebook_for(lesson))]
+        assert any(heading.startswith(section) for heading in headings), (lesson, section)

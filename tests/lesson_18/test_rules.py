@@ -224,3 +224,85 @@ def test_a_grpo_reward_function_receives_the_other_columns_but_not_completion(tm
     assert received and all(kwargs == received[0] for kwargs in received)
     assert {"prompts", "completion_ids", "trainer_state", "answer", "source"} <= set(received[0]), received[0]
     assert "completion" not in received[0], received[0]
+
+
+def _generation_setup(tmp_path: Any, batch: int, trainer_class: Any, **settings: Any) -> tuple[Any, Any, Any, Any]:
+    """A tiny Llama, its tokenizer, 37 rows of prompts of 3 to 12 digits (so the last eval batch is short and the
+    prompts differ in length) and a ``trainer_class`` evaluating them in batches of ``batch``."""
+    from helpers.language_model import max_digit_rows
+
+    rows = max_digit_dataset(37, seed=9)
+    tokenizer = train_tokenizer(max_digit_rows(500, seed=3))
+    model = tiny_llama(tokenizer, seed=2, hidden=32, layers=1)
+    from transformers import TrainingArguments
+
+    args = settings.pop("arguments_class", TrainingArguments)(
+        str(tmp_path),
+        per_device_eval_batch_size=batch,
+        report_to="none",
+        remove_unused_columns=False,
+        use_cpu=True,
+        **settings,
+    )
+    run = trainer_class(
+        model=model, args=args, data_collator=CompletionOnlyCollator(tokenizer), processing_class=tokenizer
+    )
+    return run, model, tokenizer, rows
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="Recap",
+    text="Evaluation by generation: override `prediction_step` to return generated ids, score them in "
+    "`compute_metrics`",
+    covers=[
+        "the lesson's GenerationTrainer with an exact-match compute_metrics, through evaluate()",
+        "eval batches of 1, 5 and 8 over 37 rows (a short last batch), prompts of 3 to 12 digits (left padding "
+        "that differs per batch)",
+        "the answers compute_metrics decodes equal greedy generation of each prompt alone",
+    ],
+)
+@pytest.mark.parametrize("batch", [1, 5, 8])
+def test_evaluation_by_generation_scores_what_generate_says(tmp_path: Any, batch: int) -> None:
+    from helpers.language_model import complete
+    from helpers.lessons.lesson_18 import GenerationTrainer
+
+    run, model, tokenizer, rows = _generation_setup(tmp_path, batch, GenerationTrainer)
+    decoded: list[str] = []
+
+    def compute_metrics(prediction: Any) -> dict[str, float]:
+        ids = torch.tensor(prediction.predictions).clamp(min=0)
+        decoded.extend(tokenizer.batch_decode(ids, skip_special_tokens=True))
+        return {"exact_match": exact_match(decoded, rows["completion"])}
+
+    run.compute_metrics = compute_metrics
+    metrics = run.evaluate(rows)
+    alone = [complete(model, tokenizer, [prompt])[0] for prompt in rows["prompt"]]
+    assert decoded == alone
+    assert metrics["eval_exact_match"] == exact_match(alone, rows["completion"]) and "eval_loss" in metrics
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="Recap",
+    text="`Seq2SeqTrainer`'s `predict_with_generate` does not cut the prompt for a decoder-only model.",
+    covers=[
+        "a tiny Llama, eval batches of 1 and 8 over 37 rows: every predicted row begins with the whole input "
+        "(prompt, completion and EOS)",
+    ],
+)
+@pytest.mark.parametrize("batch", [1, 8])
+def test_seq2seq_trainer_echoes_the_whole_input(tmp_path: Any, batch: int) -> None:
+    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+    run, _, tokenizer, rows = _generation_setup(
+        tmp_path, batch, Seq2SeqTrainer, arguments_class=Seq2SeqTrainingArguments, predict_with_generate=True
+    )
+    output = run.predict(rows, max_new_tokens=3)
+    inputs = CompletionOnlyCollator(tokenizer)([rows[i] for i in range(len(rows))])
+    predictions = torch.tensor(output.predictions)
+    echoed = 0
+    for row, mask, predicted in zip(inputs["input_ids"], inputs["attention_mask"], predictions, strict=True):
+        length = int(mask.sum())
+        echoed += int(torch.equal(predicted[:length], row[:length]))
+    assert echoed == len(rows)
