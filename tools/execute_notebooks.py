@@ -67,14 +67,16 @@ def syllabus_table() -> str:
 
 
 def script_cell(notebook: str) -> str:
-    """The syllabus's link to a lesson's pattern as a script (examples/, tools/examples.py); "-" if none yet."""
+    """The syllabus's links to a lesson's pattern scripts (examples/, tools/examples.py); "-" if none yet."""
     import json
 
     from tools.examples import tagged_cells
 
     path = ROOT / "notebooks" / notebook
     scripts = sorted(tagged_cells(json.loads(path.read_text(encoding="utf-8")), path))
-    return ", ".join(f"[{script}](examples/{script})" for script in scripts) or "-"
+    # the link text stays short ("script", or a second pattern's name) so the table fits the book's column
+    names = {script: "script" if script == f"{path.stem}.py" else script[3:].removesuffix(".py") for script in scripts}
+    return ", ".join(f"[{names[script]}](examples/{script})" for script in scripts) or "-"
 
 
 def update_readme() -> None:
