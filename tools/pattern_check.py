@@ -43,7 +43,9 @@ LESSON_LOADERS: dict[str, frozenset[str]] = {
         {"language_model.max_digit_dataset", "language_model.train_tokenizer", "language_model.tiny_llama"}
     ),
     # the chat conversations, their BPE tokenizer, the random-weight Llama
-    "19": frozenset({"chat_data.conversation_dataset", "chat_data.chat_tokenizer", "language_model.tiny_llama"}),
+    "19": frozenset(
+        {"language_model.conversation_dataset", "language_model.chat_tokenizer", "language_model.tiny_llama"}
+    ),
 }
 YOUR_PROJECT = "# your project:"
 # Helpers a shown cell outside the pattern may call without counting as an instrument cell: the loaders above,

@@ -1,5 +1,6 @@
-"""helpers.evaluation (lesson 04's instruments): the silent evaluation and its memory measurement on a tiny
-model; the curves read from log_history, the best epoch marked; the confusion matrix labelled; clear errors."""
+"""Lesson 04's instruments: the silent evaluation (helpers.trainers.evaluate_with) and its memory measurement
+(helpers.performance.peak_extra_mib) on a tiny model; the curves read from log_history with the best epoch marked and
+the confusion matrix (helpers.plots.evaluation); clear errors for bad input."""
 
 from __future__ import annotations
 
@@ -14,14 +15,9 @@ import torch  # noqa: E402
 from datasets import Dataset  # noqa: E402
 from transformers.modeling_outputs import SequenceClassifierOutput  # noqa: E402
 
-from helpers.evaluation import (  # noqa: E402
-    can_measure_host,
-    evaluate_with,
-    peak_extra_mib,
-    peak_text,
-    plot_confusion_matrix,
-    plot_eval_curves,
-)
+from helpers.performance import can_measure_host, peak_extra_mib, peak_text  # noqa: E402
+from helpers.plots.evaluation import plot_confusion_matrix, plot_eval_curves  # noqa: E402
+from helpers.trainers import evaluate_with  # noqa: E402
 
 
 class Tiny(torch.nn.Module):
