@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-from helpers.sentence_features import imbalanced_review_features
+from helpers.data import imbalanced_review_features
 
 positives = 512 if torch.cuda.is_available() else 64  # 640 training reviews on a CPU
 # your project: load_dataset("...") and your tokenizer; here 1 : 9 MiniLM features
@@ -53,6 +53,12 @@ import torch.nn.functional as F
 from transformers import Trainer
 
 
+def sum_over_count(per_review, num_items_in_batch):
+    """The sum over the count of the whole accumulated batch, or of this batch."""
+    count = per_review.numel() if num_items_in_batch is None else num_items_in_batch
+    return per_review.sum() / count
+
+
 class WeightedLossTrainer(Trainer):
     """Class-weighted cross-entropy: `WeightedLossTrainer(..., class_weights=...)`."""
 
@@ -69,12 +75,9 @@ class WeightedLossTrainer(Trainer):
         logits = outputs.logits
         weights = self.class_weights.to(logits.device, logits.dtype)
         per_review = F.cross_entropy(logits, labels, weight=weights, reduction="none")
-        if num_items_in_batch is None:  # called outside training: this batch's size
-            loss = per_review.sum() / labels.numel()
-        else:  # the count of the whole accumulated batch, over all processes
-            loss = per_review.sum() / num_items_in_batch
-            if self.args.average_tokens_across_devices:  # DDP averages: undo that
-                loss = loss * self.accelerator.num_processes
+        loss = sum_over_count(per_review, num_items_in_batch)  # over all processes
+        if num_items_in_batch is not None and self.args.average_tokens_across_devices:
+            loss = loss * self.accelerator.num_processes  # DDP averages: undo that
         return (loss, outputs) if return_outputs else loss
 
 

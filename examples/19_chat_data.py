@@ -25,7 +25,7 @@ class ShowPlan(TrainerCallback):
 # %% 19_chat_data.ipynb cell 4
 import torch
 
-from helpers.chat_data import chat_tokenizer, conversation_dataset
+from helpers.language_model import chat_tokenizer, conversation_dataset
 
 on_gpu = torch.cuda.is_available()
 n_train, n_test, steps = (20000, 1000, 120) if on_gpu else (1200, 200, 40)

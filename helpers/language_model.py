@@ -1,9 +1,19 @@
-"""A tiny causal language model, its tokenizer and a prompt-completion task, built offline in seconds.
+"""A tiny causal language model, its tokenizers and two tasks, built offline in seconds (lessons 18 and 19).
 
-No pretrained causal model ships with the course, so lesson 18 builds its own: a task (the largest of 3 to 12 digits,
-``"max 3 8 1 0 5 ="`` -> ``" 8"``), a tokenizer trained on the task's text with the ``tokenizers`` library, and
-a Llama-style model from a config, sized by the course profile (bigger on a GPU). ``complete`` generates greedy
-completions; ``ExactMatchCurve`` is the lesson's instrument: a callback that scores greedy completions every few steps.
+No pretrained causal model or chat dataset ships with the course, so the lessons build their own, on one task: the
+largest of some random digits.
+
+* Lesson 18, prompt-completion rows (:func:`max_digit_rows`: ``"max 3 8 1 0 5 ="`` -> ``" 8"``), a tokenizer
+  trained on the task's text with the ``tokenizers`` library (:func:`train_tokenizer`), and a Llama-style model
+  from a config, sized by the course profile, bigger on a GPU (:func:`tiny_llama`). ``complete`` generates greedy
+  completions; ``ExactMatchCurve`` is the lesson's instrument: a callback that scores greedy completions every few
+  steps.
+* Lesson 19, multi-turn conversations (:func:`conversation_rows`): a system turn gives the rule (``"reply with the
+  largest digit"``), then 2 or 3 user turns of 2 to 5 random digits, each answered by the assistant with the largest
+  of them. The user's digits cannot be predicted and the assistant's can: the loss on every token spends most of its
+  gradient on noise. :func:`chat_tokenizer` trains a BPE tokenizer on the turns' text with the role tokens
+  ``<|system|>``, ``<|user|>``, ``<|assistant|>`` and ``<|end|>`` (its end-of-sequence token), and no chat template:
+  the lesson writes one. The model is :func:`tiny_llama` again.
 """
 
 from __future__ import annotations
@@ -23,6 +33,9 @@ if TYPE_CHECKING:
     from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
 SPECIAL_TOKENS = ("<pad>", "<eos>", "<unk>")
+ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>", "<|end|>")
+CHAT_SPECIAL_TOKENS = ("<pad>", "<unk>", *ROLE_TOKENS)
+SYSTEM_PROMPT = "reply with the largest digit"
 
 
 def lm_sizes() -> dict[str, int]:
@@ -72,6 +85,44 @@ def train_tokenizer(
     model.decoder = decoders.Metaspace()
     model.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special_tokens)))
     return PreTrainedTokenizerFast(tokenizer_object=model, pad_token="<pad>", eos_token=eos_token, unk_token="<unk>")
+
+
+def conversation_rows(
+    count: int, seed: int, turns: tuple[int, int] = (2, 3), digits: tuple[int, int] = (2, 5)
+) -> list[dict[str, list[dict[str, str]]]]:
+    """``count`` rows ``{"messages": [...]}``: the system turn, then ``turns`` user turns of random digits, each
+    followed by the assistant's reply, the largest of them."""
+    if count < 1 or not 1 <= turns[0] <= turns[1] or not 1 <= digits[0] <= digits[1]:
+        raise ValueError(
+            f"need count >= 1, 1 <= turns[0] <= turns[1] and 1 <= digits[0] <= digits[1]; "
+            f"got count={count}, turns={turns}, digits={digits}."
+        )
+    draw = random.Random(seed)
+    rows = []
+    for _ in range(count):
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+        for _ in range(draw.randint(*turns)):
+            values = [draw.randint(0, 9) for _ in range(draw.randint(*digits))]
+            messages.append({"role": "user", "content": " ".join(map(str, values))})
+            messages.append({"role": "assistant", "content": str(max(values))})
+        rows.append({"messages": messages})
+    return rows
+
+
+def conversation_dataset(count: int, seed: int, **kwargs: Any) -> Dataset:
+    """:func:`conversation_rows` as a ``datasets.Dataset`` with one column, ``messages``."""
+    from datasets import Dataset
+
+    return Dataset.from_list(conversation_rows(count, seed, **kwargs))
+
+
+def chat_tokenizer(conversations: Any, vocab_size: int = 64) -> PreTrainedTokenizerFast:
+    """A BPE tokenizer trained on the turns' text (rows with ``messages``), with the role tokens as special tokens,
+    ``<|end|>`` as its end-of-sequence token and ``<pad>`` for padding; it has no chat template."""
+    corpus = [message["content"] for row in conversations for message in row["messages"]]
+    if not corpus:
+        raise ValueError("chat_tokenizer needs at least one conversation to learn its vocabulary from.")
+    return train_tokenizer(corpus, vocab_size, special_tokens=CHAT_SPECIAL_TOKENS, eos_token="<|end|>")
 
 
 def tiny_llama(tokenizer: Any, seed: int = 0, hidden: int | None = None, layers: int | None = None) -> LlamaForCausalLM:

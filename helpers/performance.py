@@ -1,7 +1,8 @@
 """Measuring training speed and memory: step timers, interleaved comparisons, padding and peak memory.
 
-Shared by lesson 09, lesson 08 (``helpers.monitor_cost``) and ``tools/bench.py``. What the lesson teaches
-(which switch to flip, and why) stays in the notebook, which writes its ``TrainingArguments`` and ``Trainer`` out
+Shared by lesson 09, lesson 08 (``helpers.monitor_cost``), lesson 04 (its evaluation memory) and
+``tools/bench.py``. What the lesson teaches (which switch to flip, and why) stays in the notebook, which writes its
+``TrainingArguments`` and ``Trainer`` out
 with :data:`MEASUREMENT_SETTINGS` (defined here, re-exported by lesson 09; the bench builds the same Trainers
 through lesson 01's ``make_trainer``); this module only measures, the same way everywhere:
 
@@ -14,6 +15,8 @@ through lesson 01's ``make_trainer``); this module only measures, the same way e
 * :func:`padding_report` gives the padded-token fraction of whole dataloaders (via ``helpers.data.padding_stats``).
 * :func:`saved_tensor_bytes` counts the bytes autograd keeps for the backward pass (works on any device), and
   :func:`cuda_peak_mib` reads the CUDA allocator's peak (GPU only).
+* :func:`peak_extra_mib` runs a function and measures the peak resident memory it added (Linux ``/proc``) and
+  the CUDA peak; :func:`peak_text` writes the two as one short text (lesson 04's evaluation memory).
 * :func:`forward_calls` counts how often modules run forward (a recomputed layer, a micro-batch), exactly.
 * :func:`save_figures` hands a lesson's figures to the GPU run (``tools/gpu_run.py``) when it asks for them.
 """
@@ -24,6 +27,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
@@ -41,6 +45,9 @@ MEASUREMENT_SETTINGS: dict[str, Any] = dict(
     bf16=False,  # fp32 unless a comparison switches precision
     fp16=False,
 )
+
+
+_PROC = Path("/proc/self")
 
 
 class PerformanceError(ValueError):
@@ -323,6 +330,42 @@ def cuda_peak_mib() -> float | None:
         return None
     torch.cuda.synchronize()
     return torch.cuda.max_memory_allocated() / 2**20
+
+
+def _status_kib(field: str) -> int:
+    lines = (_PROC / "status").read_text().splitlines()
+    return int(next(line for line in lines if line.startswith(field)).split()[1])
+
+
+def can_measure_host() -> bool:
+    """Whether this system lets a process reset and read its peak resident memory (Linux ``/proc``)."""
+    return (_PROC / "clear_refs").exists() and (_PROC / "status").exists()
+
+
+def peak_extra_mib(run: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float | None, float | None]:
+    """``run(*args, **kwargs)``'s result, its extra peak RSS in MiB (``None`` without ``/proc``), peak GPU MiB.
+
+    The extra peak is the process's peak resident memory during the call minus what it used just before
+    (writing ``5`` to ``/proc/self/clear_refs`` resets the peak to the current size). The GPU figure is
+    ``None`` without CUDA.
+    """
+    if not callable(run):
+        raise TypeError(f"peak_extra_mib needs a function to run, got {type(run).__name__}.")
+    reset_cuda_peak()
+    measure = can_measure_host()
+    before = 0
+    if measure:
+        (_PROC / "clear_refs").write_text("5")  # the peak becomes the current size
+        before = _status_kib("VmRSS")
+    result = run(*args, **kwargs)
+    host = (_status_kib("VmHWM") - before) / 1024 if measure else None
+    return result, host, cuda_peak_mib()
+
+
+def peak_text(host: float | None, gpu: float | None) -> str:
+    """The two peaks as one short text, e.g. ``peak RSS +477 MiB | peak GPU 12 MiB``."""
+    text = f"peak RSS +{host:.0f} MiB" if host is not None else "RSS not measured"
+    return text + (f" | peak GPU {gpu:.0f} MiB" if gpu is not None else "")
 
 
 def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:

@@ -3,10 +3,13 @@
 A real training run in a notebook shows the Trainer's own progress table (``NotebookProgressCallback``),
 as a learner sees it in their own work. The many short runs that only demonstrate a mechanism (an event, a
 flag, a scaling factor) should print nothing: the lesson prints the one line that makes its point.
+:func:`quiet` silences a Trainer, :func:`make_trainer` builds a quiet one for a short run, and
+:func:`evaluate_with` runs one quiet evaluation with a chosen ``compute_metrics`` (lesson 04's instrument).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 PRINTING_CALLBACKS = ("PrinterCallback", "ProgressCallback", "NotebookProgressCallback")
@@ -73,3 +76,46 @@ def make_trainer(
     args = TrainingArguments(**arguments)
     cls = trainer_class or Trainer
     return quiet(cls(model=model, args=args, callbacks=[*callbacks], **to_trainer))
+
+
+def evaluate_with(
+    fn: Callable[..., dict[str, float]] | None,
+    model: Any,
+    data: Any,
+    collator: Any = None,
+    preprocess: Callable[[Any, Any], Any] | None = None,
+    ignore: list[str] | None = None,
+    **settings: Any,
+) -> dict[str, float]:
+    """One silent evaluation with ``compute_metrics=fn``; ``settings`` go to ``TrainingArguments``.
+
+    Defaults: ``per_device_eval_batch_size=128``, ``report_to="none"``, bf16 where the GPU supports it.
+
+    Args:
+        fn: the ``compute_metrics`` to call (``None``: the loss only).
+        model: the model to evaluate.
+        data: the evaluation dataset (with labels, for metrics).
+        collator: the data collator (``None``: the Trainer's default).
+        preprocess: ``preprocess_logits_for_metrics``.
+        ignore: ``ignore_keys`` for ``evaluate`` (model outputs to leave out of the predictions).
+
+    Raises:
+        TypeError: a keyword of ``settings`` is not a ``TrainingArguments`` field (raised by transformers).
+    """
+    import torch
+    from transformers import Trainer, TrainingArguments
+
+    from helpers.context import run_dir
+
+    bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    defaults: dict[str, Any] = {"per_device_eval_batch_size": 128, "bf16": bf16, "report_to": "none"}
+    args = TrainingArguments(output_dir=str(run_dir("eval_runs")), **{**defaults, **settings})
+    evaluator = Trainer(
+        model=model,
+        args=args,
+        eval_dataset=data,
+        data_collator=collator,
+        compute_metrics=fn,
+        preprocess_logits_for_metrics=preprocess,
+    )
+    return quiet(evaluator).evaluate(ignore_keys=ignore)

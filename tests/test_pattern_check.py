@@ -88,6 +88,7 @@ def test_every_lesson_loader_exists_and_its_files_are_copied() -> None:
         for name in names:
             module, attribute = name.rsplit(".", 1)
             assert hasattr(importlib.import_module(f"helpers.{module}"), attribute), name
-            assert module in files or f"{module}.py" in files, (name, files)
+            base = f"{module}.py" in ("models.py", "data.py")  # the script test copies these for every lesson
+            assert base or module in files or f"{module}.py" in files, (name, files)
     # the loader modules' own helpers imports come along (capstone imports helpers.device); instruments do not
     assert "device.py" in files and "trainers.py" not in files and "models.py" not in files

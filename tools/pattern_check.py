@@ -32,7 +32,7 @@ LESSON_LOADERS: dict[str, frozenset[str]] = {
     # the `evaluate` metric scripts (and their names), loaded from the Hub as evaluate.load("accuracy") (section 6)
     "04": frozenset({"evaluate_metrics.metric_path", "evaluate_metrics.METRIC_NAMES"}),
     # the 1 : 9 Rotten Tomatoes reviews as frozen MiniLM sentence features
-    "07": frozenset({"sentence_features.imbalanced_review_features"}),
+    "07": frozenset({"data.imbalanced_review_features"}),
     # the capstone's imbalanced, tokenized splits and its model (frozen MiniLM layers, mean pooled, new head)
     "12": frozenset({"capstone.load_data", "capstone.model_init"}),
     # the course's small model: frozen MiniLM word embeddings and one linear layer
@@ -43,7 +43,9 @@ LESSON_LOADERS: dict[str, frozenset[str]] = {
         {"language_model.max_digit_dataset", "language_model.train_tokenizer", "language_model.tiny_llama"}
     ),
     # the chat conversations, their BPE tokenizer, the random-weight Llama
-    "19": frozenset({"chat_data.conversation_dataset", "chat_data.chat_tokenizer", "language_model.tiny_llama"}),
+    "19": frozenset(
+        {"language_model.conversation_dataset", "language_model.chat_tokenizer", "language_model.tiny_llama"}
+    ),
 }
 YOUR_PROJECT = "# your project:"
 # Helpers a shown cell outside the pattern may call without counting as an instrument cell: the loaders above,

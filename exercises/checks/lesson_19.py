@@ -32,7 +32,7 @@ UNMARKED_TEMPLATE = MARKED_TEMPLATE.replace("{% generation %}", "").replace("{% 
 def check_tokenizer() -> Any:
     """A chat tokenizer trained on the check's own conversations (cached: training it takes a fraction of a
     second, and each check hands out a fresh copy)."""
-    from helpers.chat_data import chat_tokenizer, conversation_rows
+    from helpers.language_model import chat_tokenizer, conversation_rows
 
     return chat_tokenizer(conversation_rows(300, seed=CASES_SEED, digits=(1, 6)))
 
@@ -158,7 +158,7 @@ MAX_NEW_TOKENS = 5
 
 def reply_cases(seed: int = CASES_SEED) -> list[list[dict[str, str]]]:
     """Drawn conversations of different lengths, each ending with a user turn."""
-    from helpers.chat_data import conversation_rows
+    from helpers.language_model import conversation_rows
 
     rows = conversation_rows(8, seed=seed + 1, turns=(1, 3), digits=(1, 6))
     return [row["messages"][:-1] for row in rows]

@@ -8,11 +8,17 @@ edit the notebook, then run `make export`; tests/test_lessons_export.py fails wh
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from transformers import Trainer
 
-import helpers.loss_scaling as recipes  # the recipes' Trainers: instruments
-from helpers.loss_scaling import RunningMeans  # for LossPartsTrainer below
+from helpers.short_runs import RunningMeans  # for LossPartsTrainer below
+
+
+def sum_over_count(per_review, num_items_in_batch):
+    """The sum over the count of the whole accumulated batch, or of this batch."""
+    count = per_review.numel() if num_items_in_batch is None else num_items_in_batch
+    return per_review.sum() / count
 
 
 class WeightedLossTrainer(Trainer):
@@ -29,12 +35,9 @@ class WeightedLossTrainer(Trainer):
         logits = outputs.logits
         weights = self.class_weights.to(logits.device, logits.dtype)
         per_review = F.cross_entropy(logits, labels, weight=weights, reduction="none")
-        if num_items_in_batch is None:  # called outside training: this batch's size
-            loss = per_review.sum() / labels.numel()
-        else:  # the count of the whole accumulated batch, over all processes
-            loss = per_review.sum() / num_items_in_batch
-            if self.args.average_tokens_across_devices:  # DDP averages: undo that
-                loss = loss * self.accelerator.num_processes
+        loss = sum_over_count(per_review, num_items_in_batch)  # over all processes
+        if num_items_in_batch is not None and self.args.average_tokens_across_devices:
+            loss = loss * self.accelerator.num_processes  # DDP averages: undo that
         return (loss, outputs) if return_outputs else loss
 
 
@@ -47,8 +50,7 @@ def focal_loss(logits, labels, gamma=2.0):
 def plain_loss_func(outputs, labels, num_items_in_batch=None):
     """Cross-entropy for `compute_loss_func=`: a sum over `num_items_in_batch`."""
     per_review = F.cross_entropy(outputs.logits, labels, reduction="none")
-    count = num_items_in_batch if num_items_in_batch is not None else labels.numel()
-    return per_review.sum() / count
+    return sum_over_count(per_review, num_items_in_batch)
 
 
 class MultiTaskTrainer(Trainer):
@@ -74,10 +76,85 @@ class MultiTaskTrainer(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
-MeanLossTrainer = recipes.MeanLossTrainer
-StockNoKwargsTrainer = recipes.StockNoKwargsTrainer
+class MeanLossTrainer(Trainer):
+    """A per-batch mean that ignores num_items_in_batch (the trap)."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = F.cross_entropy(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+
+
+class ScaledMeanLossTrainer(MeanLossTrainer):
+    """Fix 1: the per-batch mean; the Trainer divides it by the accumulation steps."""
+
+    loss_is_scaled_for_ga = False
+
+
+class MeanLossNoKwargsTrainer(MeanLossTrainer):
+    """The per-batch mean, with model_accepts_loss_kwargs=False."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = False
+
+
+class SumOverCountTrainer(Trainer):
+    """`plain_loss_func` in `compute_loss`: no factor for processes."""
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = plain_loss_func(outputs, labels, num_items_in_batch)
+        return (loss, outputs) if return_outputs else loss
+
+
+class StockScaledTrainer(Trainer):
+    """The stock model's loss, with loss_is_scaled_for_ga = False."""
+
+    loss_is_scaled_for_ga = False
+
+
+class StockNoKwargsTrainer(Trainer):
+    """The stock model's loss, with model_accepts_loss_kwargs = False."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model_accepts_loss_kwargs = False
+
+
 # name: (Trainer class, extra Trainer keywords, factor of the loss and gradient at k, P)
-LOSS_SCALING_RECIPES = recipes.loss_scaling_recipes(WeightedLossTrainer, plain_loss_func)
+LOSS_SCALING_RECIPES = {
+    "stock model": (Trainer, {}, lambda k, p: k * p),
+    "stock + loss_is_scaled_for_ga=False": (StockScaledTrainer, {}, lambda k, p: p),
+    "stock + model_accepts_loss_kwargs=False": (
+        StockNoKwargsTrainer,
+        {},
+        lambda k, p: 1,
+    ),
+    "own mean + loss_is_scaled_for_ga=False": (
+        ScaledMeanLossTrainer,
+        {},
+        lambda k, p: 1,
+    ),
+    "own mean + model_accepts_loss_kwargs=False": (
+        MeanLossNoKwargsTrainer,
+        {},
+        lambda k, p: 1,
+    ),
+    "own sum / num_items_in_batch": (SumOverCountTrainer, {}, lambda k, p: 1 / p),
+    "own sum / num_items_in_batch x processes": (
+        WeightedLossTrainer,
+        {"class_weights": torch.ones(2)},
+        lambda k, p: 1,
+    ),
+    "compute_loss_func: sum / num_items_in_batch": (
+        Trainer,
+        {"compute_loss_func": plain_loss_func},
+        lambda k, p: 1,
+    ),
+}
 
 
 class LossPartsTrainer(MultiTaskTrainer):

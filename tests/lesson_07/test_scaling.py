@@ -1,7 +1,7 @@
 """Lesson 07's appendix, many cases: each loss-scaling recipe's factor under gradient accumulation on one process,
 measured on the logged loss, the logged grad_norm and the SGD update; clipping and AdamW against the inflated
-gradient; and the helpers the lesson builds its data and recipes with (helpers.sentence_features,
-helpers.loss_scaling)."""
+gradient; and the helpers the lesson builds its data and short runs with (helpers.data's lesson 07 loader,
+helpers.short_runs)."""
 
 from __future__ import annotations
 
@@ -103,8 +103,7 @@ def test_the_recipes_factors_on_several_processes():
 
 
 def test_one_in_ten_draws_nine_negative_reviews_for_each_positive_one():
-    from helpers.data import load_reviews
-    from helpers.sentence_features import one_in_ten
+    from helpers.data import load_reviews, one_in_ten
 
     rows = one_in_ten(load_reviews()["validation"], 12, seed=1)
     assert len(rows) == 120 and sum(rows["label"]) == 12
@@ -118,7 +117,7 @@ def test_embedded_reviews_is_the_mean_of_the_last_hidden_states_over_the_real_to
     from datasets import Dataset
     from transformers import BertConfig, BertModel
 
-    from helpers.sentence_features import embedded_reviews
+    from helpers.data import embedded_reviews
 
     tokenizer = fixtures.tokenizer()
     torch.manual_seed(0)
@@ -165,11 +164,11 @@ def test_a_compute_loss_func_gives_the_subclass_loss_on_one_batch():
 
 
 def test_short_runs_builds_fresh_equal_models_and_the_length_column() -> None:
-    """helpers.loss_scaling.short_runs (lesson 07's instrument): every model is a fresh copy of the same weights with
+    """helpers.short_runs.short_runs (lesson 07's instrument): every model is a fresh copy of the same weights with
     no dropout, the multi-task head starts the same each time, and the review sets have the sizes the profile asks."""
     from types import SimpleNamespace
 
-    from helpers.loss_scaling import WithLengthHead, short_runs
+    from helpers.short_runs import WithLengthHead, short_runs
 
     demo = short_runs(SimpleNamespace(max_length=32, demo_examples=8, demo_layers=1))
     first, second = demo.model(), demo.model()

@@ -1,6 +1,6 @@
-"""helpers.chat_data (lesson 19's conversations, tokenizer and scores) and lesson 19's exported code, run on drawn
-cases: the template's mask against TRL's labels, the collator built from rendered prefixes against TRL's batches,
-the template without markers, the spaced template that breaks the prefix rule, and batched generation."""
+"""helpers.language_model's chat part (lesson 19's conversations and tokenizer) and lesson 19's exported code, run
+on drawn cases: the template's mask against TRL's labels, the collator built from rendered prefixes against TRL's
+batches, the template without markers, the spaced template that breaks the prefix rule, and batched generation."""
 
 from __future__ import annotations
 
@@ -10,16 +10,7 @@ import pytest
 import torch
 from trl import SFTConfig, SFTTrainer
 
-from helpers.chat_data import (
-    SYSTEM_PROMPT,
-    chat_tokenizer,
-    conversation_dataset,
-    conversation_rows,
-    majority_reply_share,
-    reply_accuracy,
-    split_last_reply,
-)
-from helpers.language_model import tiny_llama
+from helpers.language_model import SYSTEM_PROMPT, chat_tokenizer, conversation_dataset, conversation_rows, tiny_llama
 from helpers.lessons.lesson_19 import CHAT_TEMPLATE, AssistantOnlyCollator, generate_replies
 
 NO_MARKERS = CHAT_TEMPLATE.replace("{% generation %}", "").replace("{% endgeneration %}", "")
@@ -65,18 +56,6 @@ def test_tokenizer_has_the_role_tokens_and_no_template():
     assert plain.tokenize("<|assistant|>7<|end|>") == ["<|assistant|>", "▁7", "<|end|>"]
     with pytest.raises(ValueError, match="at least one conversation"):
         chat_tokenizer([])
-
-
-def test_scores_and_the_split():
-    rows = conversation_rows(30, seed=2)
-    asked, wanted = split_last_reply(rows)
-    assert all(a[-1]["role"] == "user" for a in asked) and wanted == [r["messages"][-1]["content"] for r in rows]
-    assert reply_accuracy(["9", " 8 "], ["9", "7"]) == 0.5
-    assert majority_reply_share([{"messages": [{"role": "assistant", "content": c}]} for c in "9938"]) == 0.5
-    with pytest.raises(ValueError, match="end with an assistant turn"):
-        split_last_reply([{"messages": asked[0]}])
-    with pytest.raises(ValueError, match="as many replies"):
-        reply_accuracy(["1"], ["1", "2"])
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -143,7 +122,7 @@ def test_batched_replies_equal_replies_one_at_a_time(tokenizer):
     with torch.no_grad():
         for parameter in model.parameters():
             parameter.mul_(4.0)  # sharp logits: greedy replies that depend on the prompt
-    asked, _ = split_last_reply(conversation_rows(10, seed=4, turns=(1, 3), digits=(1, 7)))
+    asked = [row["messages"][:-1] for row in conversation_rows(10, seed=4, turns=(1, 3), digits=(1, 7))]
     batched = generate_replies(model, tokenizer, asked)
     alone = [generate_replies(model, tokenizer, [conversation])[0] for conversation in asked]
     assert batched == alone and len(set(batched)) > 1 and tokenizer.padding_side == "right"

@@ -1,10 +1,10 @@
-"""Lesson 07's instruments: the Trainer subclasses that scale a loss in each of the ways its appendix compares,
-the short runs' model and data (:func:`short_runs`), the multi-task model (:class:`WithLengthHead`) and the
-running means of a loss's parts (:class:`RunningMeans`).
+"""Lesson 07's instrument for its short runs: the course model and the small review sets they train on
+(:func:`short_runs`), one plain SGD step of a Trainer (:func:`one_sgd_step`), the multi-task model
+(:class:`WithLengthHead`, with :func:`add_length_target` for its target column) and the running means of a loss's
+parts (:class:`RunningMeans`, which lesson 07's ``LossPartsTrainer`` logs with).
 
-Each Trainer subclass is one row of ``LOSS_SCALING_RECIPES`` (exported by lesson 07, run on 2 processes in
-lesson 10): a loss scaled right or wrong under gradient accumulation and on several processes.
-They are measuring instruments, not code to copy: the lesson's pattern (``WeightedLossTrainer``) is the one to copy.
+They are measuring instruments, not code to copy: the lesson's Trainers (its pattern ``WeightedLossTrainer``, and
+the loss-scaling recipes its appendix compares) are written in the notebook, exported to ``helpers.lessons.lesson_07``.
 """
 
 from __future__ import annotations
@@ -16,87 +16,7 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from transformers import Trainer
 from transformers.modeling_outputs import SequenceClassifierOutput
-
-
-class MeanLossTrainer(Trainer):
-    """A per-batch mean that ignores num_items_in_batch (the trap)."""
-
-    def compute_loss(
-        self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
-    ) -> Any:
-        labels = inputs.pop("labels")
-        outputs = model(**inputs)
-        loss = F.cross_entropy(outputs.logits, labels)
-        return (loss, outputs) if return_outputs else loss
-
-
-class ScaledMeanLossTrainer(MeanLossTrainer):
-    """Fix 1: the per-batch mean; the Trainer divides it by the accumulation steps."""
-
-    loss_is_scaled_for_ga = False
-
-
-class MeanLossNoKwargsTrainer(MeanLossTrainer):
-    """The per-batch mean, with model_accepts_loss_kwargs=False."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.model_accepts_loss_kwargs = False
-
-
-class SumOverCountTrainer(Trainer):
-    """Summed cross-entropy over num_items_in_batch, without a factor for processes."""
-
-    def compute_loss(
-        self, model: Any, inputs: Any, return_outputs: bool = False, num_items_in_batch: Any = None
-    ) -> Any:
-        labels = inputs.pop("labels")
-        outputs = model(**inputs)
-        loss = F.cross_entropy(outputs.logits, labels, reduction="sum")
-        loss = loss / (labels.numel() if num_items_in_batch is None else num_items_in_batch)
-        return (loss, outputs) if return_outputs else loss
-
-
-class StockScaledTrainer(Trainer):
-    """The stock model's loss, with loss_is_scaled_for_ga = False."""
-
-    loss_is_scaled_for_ga = False
-
-
-class StockNoKwargsTrainer(Trainer):
-    """The stock model's loss, with model_accepts_loss_kwargs = False."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.model_accepts_loss_kwargs = False
-
-
-def loss_scaling_recipes(weighted_trainer: Any, plain_loss_func: Any) -> dict[str, tuple[Any, dict[str, Any], Any]]:
-    """The eight recipes by name: ``(Trainer class, extra Trainer keywords, factor)``, where ``factor(k, p)`` is
-    how many times too large the logged loss and the gradient are with accumulation ``k`` on ``p`` processes.
-
-    ``weighted_trainer`` and ``plain_loss_func`` are lesson 07's ``WeightedLossTrainer`` (sum over the count, times
-    the processes) and ``plain_loss_func`` (a ``compute_loss_func``), which the lesson passes in.
-    """
-    from torch import ones
-
-    return {
-        "stock model": (Trainer, {}, lambda k, p: k * p),
-        "stock + loss_is_scaled_for_ga=False": (StockScaledTrainer, {}, lambda k, p: p),
-        "stock + model_accepts_loss_kwargs=False": (StockNoKwargsTrainer, {}, lambda k, p: 1),
-        "own mean + loss_is_scaled_for_ga=False": (ScaledMeanLossTrainer, {}, lambda k, p: 1),
-        "own mean + model_accepts_loss_kwargs=False": (MeanLossNoKwargsTrainer, {}, lambda k, p: 1),
-        "own sum / num_items_in_batch": (SumOverCountTrainer, {}, lambda k, p: 1 / p),
-        "own sum / num_items_in_batch x processes": (weighted_trainer, {"class_weights": ones(2)}, lambda k, p: 1),
-        "compute_loss_func: sum / num_items_in_batch": (
-            Trainer,
-            {"compute_loss_func": plain_loss_func},
-            lambda k, p: 1,
-        ),
-    }
 
 
 def one_sgd_step(
