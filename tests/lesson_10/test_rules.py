@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 import torch
 
+from lesson_10.launches import LAUNCHER_ENV
+
 TOLERANCE = 1e-4  # relative: float32 sums taken in another order by 1 and 2 processes
 
 
@@ -127,3 +129,59 @@ def test_without_use_cpu_two_processes_train_apart_both_world_process_zero(runs:
     zeros = [line for line in printed.splitlines() if "world zero True" in line]
     assert starts == ["world size 1, global batch 4 (4 x 1 x 1), 4 optimizer steps"] * 2, starts
     assert len(zeros) == 2 and {line.split(":")[0] for line in zeros} == {"rank 0"}, zeros
+
+
+def _launched_processes(runs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What each process of each launch found (rank order): the launcher's variables, the Trainer's view of them,
+    and the class of the model it trained."""
+    work = runs["launches"]
+
+    def read(files: Any) -> list[dict[str, Any]]:
+        return sorted((json.loads(path.read_text()) for path in files), key=lambda report: report["rank"])
+
+    return {
+        "torchrun": read((work / "two" / "stock_no_kwargs").glob("rank*.json")),
+        "accelerate launch": [report["trainer"] for report in read((work / "shard").glob("rank*.json"))],
+        "2 nodes": read((work / "nodes").glob("node*/defaults/rank*.json")),
+        "no launcher": read((work / "one" / "stock").glob("rank*.json")),
+    }
+
+
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="`torchrun` or `accelerate launch` sets the environment, and the Trainer wraps the model in DDP",
+    covers=[
+        "torchrun --nproc_per_node=2",
+        "accelerate launch with an FSDP configuration, on CPU",
+        "2 nodes x 2 processes (torchrun --nnodes=2)",
+        "no launcher: no variables, no DDP",
+    ],
+)
+@pytest.mark.rule(
+    lesson="10",
+    section="The pattern: one script, any number of processes",
+    text="The Trainer does all of this by itself when it finds the variables a launcher sets (`RANK`, `WORLD_SIZE`, "
+    "`LOCAL_RANK`): the script does not change.",
+    covers=[
+        "the same training code under torchrun, accelerate launch, 2 nodes and no launcher",
+        "ranks and world size read from RANK, WORLD_SIZE, LOCAL_RANK",
+        "the processes' logged grad_norm equal (gradients averaged)",
+    ],
+)
+def test_the_launcher_sets_the_variables_and_the_trainer_wraps_the_model_in_ddp(runs: dict[str, Any]) -> None:
+    found = _launched_processes(runs)
+    shapes = {"torchrun": (2, 2), "accelerate launch": (2, 2), "2 nodes": (4, 2)}  # world size, processes a node
+    for launch, (world, per_node) in shapes.items():
+        reports = found[launch]
+        assert [r["rank"] for r in reports] == list(range(world)), (launch, reports)
+        for report in reports:
+            want = [str(report["rank"]), str(world), str(report["rank"] % per_node), str(per_node)]
+            assert [report["env"][name] for name in LAUNCHER_ENV] == want, (launch, report)
+            assert report["local_rank"] == report["rank"] % per_node and report["world_size"] == world, (launch, report)
+            assert report["wrapped"] == "DistributedDataParallel", (launch, report)
+    [alone] = found["no launcher"]
+    assert set(alone["env"].values()) == {None}, alone["env"]
+    assert (alone["rank"], alone["world_size"], alone["wrapped"]) == (0, 1, "BertForSequenceClassification")
+    norms = [[e["grad_norm"] for e in r["log_history"] if "grad_norm" in e] for r in found["torchrun"]]
+    assert norms[0] and norms[0] == norms[1], norms  # one model on both: its gradients averaged before each step
