@@ -280,8 +280,9 @@ test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails
 
 # A pair that hangs is told only when the check's time limit (TWO_PROCESS_TIMEOUT_S, 30 s for a learner) runs out:
 # 30 s of an idle test for ClassLossReducedOnZero. A right answer's pair reports in well under a second here (q3's
-# passing cases take 0.3 s, the one-process run included), and this one reaches its hang as fast, so 6 s still
-# leaves it the time to get stuck where the hint says, many times over; the message is the same but for the number.
+# passing cases take 0.3 s, the one-process run included), and this one reaches its hang as fast: with lesson 10's
+# launches running beside it (12 processes on 2 cores), a 2 s limit still found it stuck where the hint says, 4 times
+# in 4. 6 s leaves three times that; the message is the same but for the number.
 HANG_TIMEOUT_S = 6
 
 
