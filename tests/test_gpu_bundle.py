@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,37 @@ def test_installing_a_part_rebuilds_the_model_and_refuses_damage_or_a_mixed_buil
 def test_a_missing_manifest_says_how_to_build_the_bundle(tmp_path) -> None:
     with pytest.raises(gpu_device.BundleError, match="python -m tools.gpu_bundle"):
         gpu_device.read_manifest(tmp_path)
+
+
+def test_a_build_for_another_python_reuses_the_wheels_that_install_on_both(tmp_path, monkeypatch) -> None:
+    names = {
+        "pure": "pure-1.0-py3-none-any.whl",
+        "stable": "stable-2.0-cp39-abi3-manylinux_2_17_x86_64.whl",
+        "binary": "binary-3.0-cp312-cp312-manylinux_2_17_x86_64.whl",
+        "older": "older-0.9-py3-none-any.whl",  # another version than the one carried
+    }
+    other = tmp_path / "wheels-cp312"
+    other.mkdir()
+    for name in names.values():
+        (other / name).write_bytes(b"wheel")
+    carry = {"pure": "1.0", "stable": "2.0", "binary": "3.0", "older": "1.0"}
+    folder = tmp_path / "wheels-cp311"
+    folder.mkdir()
+    linked = gpu_bundle.reuse_wheels(carry, "3.11", folder)
+    assert sorted(linked) == sorted(path.name for path in folder.iterdir()) == [names["pure"], names["stable"]]
+    assert gpu_bundle.reuse_wheels(carry, "3.11", folder) == []  # already there
+    downloads = []
+
+    def pip(command, **kwargs):
+        downloads.append([arg for arg in command if "==" in arg])
+        for spec in downloads[-1]:
+            name, version = spec.split("==")
+            (folder / f"{name}-{version}-cp311-cp311-manylinux_2_17_x86_64.whl").write_bytes(b"wheel")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(gpu_bundle.subprocess, "run", pip)
+    found = gpu_bundle.download(carry, "3.11", folder)
+    assert downloads == [["binary==3.0", "older==1.0"]] and set(found) == set(carry)
 
 
 @pytest.fixture

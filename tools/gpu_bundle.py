@@ -202,6 +202,27 @@ def installable(wheel: str, python: str) -> bool:
     return bool(parse_wheel_filename(wheel)[3] & supported)
 
 
+def reuse_wheels(carry: dict[str, str], python: str, folder: Path) -> list[str]:
+    """Link into ``folder`` each wheel of ``carry`` that a folder beside it (another Python's, ``wheels-cp*``) holds
+    and that installs on CPython ``python`` too (pure Python, abi3): a second build, for another Python, downloads
+    only the wheels that differ. Returns the names of the wheels linked."""
+    have = cached_wheels(folder)
+    linked = []
+    for other in sorted(folder.parent.glob("wheels-cp*")):
+        if other == folder or not other.is_dir():
+            continue
+        for key, path in cached_wheels(other).items():
+            if key in have or carry.get(key[0]) != key[1] or not installable(path.name, python):
+                continue
+            try:
+                os.link(path, folder / path.name)
+            except OSError:  # another file system: a copy
+                shutil.copy2(path, folder / path.name)
+            have[key] = folder / path.name
+            linked.append(path.name)
+    return linked
+
+
 def download(carry: dict[str, str], python: str, folder: Path) -> dict[str, Path]:
     """The wheel of each ``name==version`` for CPython ``python`` on manylinux x86-64, downloading the missing.
 
@@ -209,6 +230,7 @@ def download(carry: dict[str, str], python: str, folder: Path) -> dict[str, Path
         SystemExit: pip found no such wheel, or ``folder`` holds two versions of one package for the bundle.
     """
     folder.mkdir(parents=True, exist_ok=True)
+    reuse_wheels(carry, python, folder)
     missing = [f"{name}=={version}" for name, version in carry.items() if (name, version) not in cached_wheels(folder)]
     if missing:
         tag = python.replace(".", "")

@@ -7,12 +7,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 import torch
 import torch.nn.functional as F
 from exercise_cases import answer_tests, exercise
 from transformers import Trainer, TrainerCallback
 
-from exercises.checks import WRONG
+from exercises.checks import WRONG, processes
 
 
 def steps_ceil_trick(examples, per_device_batch, processes, accumulation):
@@ -276,6 +277,20 @@ MISTAKES = {
 test_a_correct_answer_written_differently_passes, test_a_realistic_mistake_fails_with_its_hint = answer_tests(
     CORRECT, MISTAKES
 )
+
+# A pair that hangs is told only when the check's time limit (TWO_PROCESS_TIMEOUT_S, 30 s for a learner) runs out:
+# 30 s of an idle test for ClassLossReducedOnZero. A right answer's pair reports in well under a second here (q3's
+# passing cases take 0.3 s, the one-process run included), and this one reaches its hang as fast: with lesson 10's
+# launches running beside it (12 processes on 2 cores), a 2 s limit still found it stuck where the hint says, 4 times
+# in 4. 6 s leaves three times that; the message is the same but for the number.
+HANG_TIMEOUT_S = 6
+
+
+@pytest.fixture(autouse=True)
+def _a_hang_is_told_sooner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and callspec.params.get("answer") is ClassLossReducedOnZero:
+        monkeypatch.setattr(processes, "TWO_PROCESS_TIMEOUT_S", HANG_TIMEOUT_S)
 
 
 def test_the_accumulation_floor_is_not_told_about_a_smaller_batch():

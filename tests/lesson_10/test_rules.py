@@ -1,213 +1,37 @@
 """Lesson 10's rules, tried where a learner uses them: accumulation above 1, 2 processes, CPU without --use_cpu.
 
-This file is also the worker its processes run: ``python -m torch.distributed.run --nproc_per_node=2
-tests/lesson_10/test_rules.py fixes OUT_DIR`` trains a one-layer BERT built from a config (dropout off, so 1 and 2
-processes compute the same numbers) with each loss fix at accumulation 1 and 2, the global batch fixed at 8, and
-writes what each process logged to ``OUT_DIR/rank<N>.json``. The lesson's own ``train.py`` (read from the notebook's
-``%%writefile`` cells) runs too: on 1 process, on 2 with accumulation 2, and on 2 without ``--use_cpu``.
+The processes are lesson 10's launches (tests/lesson_10/launches.py, started once a session for this file and
+test_processes.py): a one-layer BERT built from a config (dropout off, so 1 and 2 processes compute the same
+numbers) trained with each loss fix at accumulation 1 and 2, the global batch fixed at 8, by 2 processes under
+``torchrun`` and by 1, each writing what it logged to ``fixes/rank<N>.json``; and the lesson's own ``train.py``
+(read from the notebook's ``%%writefile`` cells) on 1 process, on 2 with accumulation 2, and on 2 without
+``--use_cpu``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
-import os
-import runpy
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOK = ROOT / "notebooks" / "10_scaling_out.ipynb"
-GLOBAL_BATCH = 8
+from lesson_10.launches import LAUNCHER_ENV
+
 TOLERANCE = 1e-4  # relative: float32 sums taken in another order by 1 and 2 processes
-FIXES: dict[str, dict[str, Any]] = {
-    "default": {},
-    "no_average": {"average_tokens_across_devices": False},
-    "no_kwargs": {},  # trainer.model_accepts_loss_kwargs = False after building the Trainer
-}
-
-
-# ---- the worker: what each process runs ----
-
-
-def tiny_bert(vocab_size: int) -> Any:
-    """A one-layer BERT classifier from a config, dropout off: the same weights on every process."""
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    return BertForSequenceClassification(config)
-
-
-def rows(count: int) -> list[dict[str, Any]]:
-    """``count`` sequences of 8 random ids, labelled by their first id."""
-    generator = torch.Generator().manual_seed(1)
-    ids = torch.randint(5, 100, (count, 8), generator=generator)
-    return [{"input_ids": row, "labels": int(row[0] > 50)} for row in ids]
-
-
-def train_fixes(out_dir: str) -> None:
-    """Every fix at accumulation 1 and 2 (16 rows, 2 steps), and the step count of 20 rows at accumulation 2."""
-    from transformers import Trainer, TrainingArguments
-
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    report: dict[str, Any] = {}
-    for accumulation in (1, 2):
-        for fix, settings in FIXES.items():
-            args = TrainingArguments(
-                output_dir=str(Path(out_dir) / f"{fix}_{accumulation}"),
-                per_device_train_batch_size=GLOBAL_BATCH // (world * accumulation),
-                gradient_accumulation_steps=accumulation,
-                per_device_eval_batch_size=4,
-                num_train_epochs=1,
-                learning_rate=1e-3,
-                logging_steps=1,
-                eval_strategy="steps",
-                eval_steps=100,
-                eval_on_start=True,
-                save_strategy="no",
-                use_cpu=True,
-                report_to="none",
-                disable_tqdm=True,
-                seed=0,
-                **settings,
-            )
-            trainer = Trainer(tiny_bert(100), args, train_dataset=rows(16), eval_dataset=rows(8))
-            if fix == "no_kwargs":
-                trainer.model_accepts_loss_kwargs = False
-            trainer.train()
-            history = trainer.state.log_history
-            report[f"{fix}_{accumulation}"] = {
-                "loss": [e["loss"] for e in history if "loss" in e],
-                "grad_norm": [e["grad_norm"] for e in history if "grad_norm" in e],
-                "eval_loss": [e["eval_loss"] for e in history if "eval_loss" in e],
-            }
-    args = TrainingArguments(
-        output_dir=str(Path(out_dir) / "steps"),
-        per_device_train_batch_size=4,
-        gradient_accumulation_steps=2,
-        use_cpu=True,
-        report_to="none",
-        max_steps=-1,
-        num_train_epochs=1,
-        save_strategy="no",
-        disable_tqdm=True,
-    )
-    trainer = Trainer(tiny_bert(100), args, train_dataset=rows(20))
-    trainer.train()
-    report["steps_20_rows"] = trainer.state.global_step
-    rank = int(os.environ.get("RANK", "0"))
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    Path(out_dir, f"rank{rank}.json").write_text(json.dumps(report))
-
-
-# ---- the lesson's train.py, from the notebook ----
-
-
-def script_text() -> str:
-    """train.py as the notebook's ``%%writefile`` cells write it."""
-    cells = json.loads(NOTEBOOK.read_text())["cells"]
-    parts = []
-    for cell in cells:
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and source.startswith("%%writefile") and "$script_path" in source:
-            parts.append(source.split("\n", 1)[1] + "\n")
-    assert parts, "the notebook no longer writes train.py with %%writefile $script_path"
-    return "".join(parts)
-
-
-def model_and_data(folder: Path) -> tuple[Path, Path]:
-    """A tiny BERT classifier (from a config, with the course's tokenizer) and 16 reviews, saved for train.py."""
-    from datasets import Dataset, DatasetDict
-
-    from helpers.data import load_reviews, select_examples
-    from helpers.models import load_tokenizer
-
-    tokenizer = load_tokenizer()
-    model = tiny_bert(tokenizer.vocab_size)
-    model_dir, data_dir = folder / "model", folder / "reviews"
-    model.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    reviews = load_reviews()
-    DatasetDict(
-        train=Dataset.from_dict(select_examples(reviews["train"], 16).to_dict()),
-        validation=Dataset.from_dict(select_examples(reviews["validation"], 8).to_dict()),
-    ).save_to_disk(data_dir)
-    return model_dir, data_dir
-
-
-# ---- the tests ----
-
-
-def _env() -> dict[str, str]:
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-
-
-def _start(command: list[str], cwd: Path = ROOT) -> subprocess.Popen[str]:
-    return subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
-
-
-def _finish(started: subprocess.Popen[str]) -> str:
-    printed, errors = started.communicate(timeout=600)
-    assert started.returncode == 0, f"exit code {started.returncode}:\n{errors[-3000:]}"
-    return printed
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every launch at once: the fixes on 1 and 2 processes; train.py on 1, on 2 (accumulation 2), on 2 without
-    --use_cpu."""
-    work = tmp_path_factory.mktemp("rules_10")
-    me = str(Path(__file__).resolve())
-    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2"]
-    script = work / "train.py"
-    script.write_text(script_text())
-    model_dir, data_dir = model_and_data(work)
-    common = ["--model", str(model_dir), "--data", str(data_dir), "--layers", "1", "--learning_rate", "1e-3"]
-    common += ["--logging_steps", "1", "--save_strategy", "no", "--report_to", "none", "--disable_tqdm", "True"]
-    common += ["--num_train_epochs", "1", "--seed", "0", "--ddp_find_unused_parameters", "False"]
-    started = {
-        "fixes_two": _start([*torchrun, me, "fixes", str(work / "fixes_two")]),
-        "script_two": _start(
-            [*torchrun, str(script), *common, "--output_dir", str(work / "two"), "--use_cpu", "True"]
-            + ["--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "2"],
-            cwd=work,
-        ),
-        "script_no_use_cpu": _start(
-            [*torchrun, str(script), *common, "--output_dir", str(work / "no_use_cpu")]
-            + ["--per_device_train_batch_size", "4"],
-            cwd=work,
-        ),
-    }
-    # the one-process runs here, in this process, while the launches run
-    train_fixes(str(work / "fixes_one"))
-    one = [*common, "--output_dir", str(work / "one"), "--use_cpu", "True", "--per_device_train_batch_size", "8"]
-    printed_here = io.StringIO()
-    with contextlib.redirect_stdout(printed_here):
-        runpy.run_path(str(script))["main"](one)
-    printed = {name: _finish(process) for name, process in started.items()}
-    printed["script_one"] = printed_here.getvalue()
+def runs(launched: dict[str, Any]) -> dict[str, Any]:
+    """train.py's folder (``one``, ``two``, ``no_use_cpu``), what it printed, the fixes' reports, every launch."""
+    work = launched["work"]
     fixes = {
-        run: [json.loads(path.read_text()) for path in sorted((work / run).glob("rank*.json"))]
-        for run in ("fixes_one", "fixes_two")
+        f"fixes_{run}": [json.loads(path.read_text()) for path in sorted((work / run / "fixes").glob("rank*.json"))]
+        for run in ("one", "two")
     }
-    return {"work": work, "printed": printed, "fixes": fixes}
+    printed = {name: launched["printed"][name][0] for name in ("script_one", "script_two", "script_no_use_cpu")}
+    return {"work": work / "scripts", "printed": printed, "fixes": fixes, "launches": work}
 
 
 def _ratios(runs: dict[str, Any], run: str, recipe: str) -> dict[str, list[float]]:
@@ -307,11 +131,57 @@ def test_without_use_cpu_two_processes_train_apart_both_world_process_zero(runs:
     assert len(zeros) == 2 and {line.split(":")[0] for line in zeros} == {"rank 0"}, zeros
 
 
-if __name__ == "__main__":
-    if sys.argv[1] != "fixes":
-        sys.exit(f"unknown part {sys.argv[1]!r}: fixes")
-    train_fixes(sys.argv[2])
-    if torch.distributed.is_initialized():
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)  # as tests/lesson_10/test_processes.py: no gloo thread outlives the interpreter
+def _launched_processes(runs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """What each process of each launch found (rank order): the launcher's variables, the Trainer's view of them,
+    and the class of the model it trained."""
+    work = runs["launches"]
+
+    def read(files: Any) -> list[dict[str, Any]]:
+        return sorted((json.loads(path.read_text()) for path in files), key=lambda report: report["rank"])
+
+    return {
+        "torchrun": read((work / "two" / "stock_no_kwargs").glob("rank*.json")),
+        "accelerate launch": [report["trainer"] for report in read((work / "shard").glob("rank*.json"))],
+        "2 nodes": read((work / "nodes").glob("node*/defaults/rank*.json")),
+        "no launcher": read((work / "one" / "stock").glob("rank*.json")),
+    }
+
+
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="`torchrun` or `accelerate launch` sets the environment, and the Trainer wraps the model in DDP",
+    covers=[
+        "torchrun --nproc_per_node=2",
+        "accelerate launch with an FSDP configuration, on CPU",
+        "2 nodes x 2 processes (torchrun --nnodes=2)",
+        "no launcher: no variables, no DDP",
+    ],
+)
+@pytest.mark.rule(
+    lesson="10",
+    section="The pattern: one script, any number of processes",
+    text="The Trainer does all of this by itself when it finds the variables a launcher sets (`RANK`, `WORLD_SIZE`, "
+    "`LOCAL_RANK`): the script does not change.",
+    covers=[
+        "the same training code under torchrun, accelerate launch, 2 nodes and no launcher",
+        "ranks and world size read from RANK, WORLD_SIZE, LOCAL_RANK",
+        "the processes' logged grad_norm equal (gradients averaged)",
+    ],
+)
+def test_the_launcher_sets_the_variables_and_the_trainer_wraps_the_model_in_ddp(runs: dict[str, Any]) -> None:
+    found = _launched_processes(runs)
+    shapes = {"torchrun": (2, 2), "accelerate launch": (2, 2), "2 nodes": (4, 2)}  # world size, processes a node
+    for launch, (world, per_node) in shapes.items():
+        reports = found[launch]
+        assert [r["rank"] for r in reports] == list(range(world)), (launch, reports)
+        for report in reports:
+            want = [str(report["rank"]), str(world), str(report["rank"] % per_node), str(per_node)]
+            assert [report["env"][name] for name in LAUNCHER_ENV] == want, (launch, report)
+            assert report["local_rank"] == report["rank"] % per_node and report["world_size"] == world, (launch, report)
+            assert report["wrapped"] == "DistributedDataParallel", (launch, report)
+    [alone] = found["no launcher"]
+    assert set(alone["env"].values()) == {None}, alone["env"]
+    assert (alone["rank"], alone["world_size"], alone["wrapped"]) == (0, 1, "BertForSequenceClassification")
+    norms = [[e["grad_norm"] for e in r["log_history"] if "grad_norm" in e] for r in found["torchrun"]]
+    assert norms[0] and norms[0] == norms[1], norms  # one model on both: its gradients averaged before each step
