@@ -182,8 +182,8 @@ def train_recipes(out_dir: str, ids: list[str]) -> None:
 
     import helpers
     from helpers.data import load_reviews, select_examples
-    from helpers.short_runs import WithLengthHead, add_length_target
     from helpers.models import load_tokenizer
+    from helpers.short_runs import WithLengthHead, add_length_target
     from helpers.trainers import make_trainer
 
     tokenizer = load_tokenizer()
