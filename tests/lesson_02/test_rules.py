@@ -10,7 +10,7 @@ import pytest
 import torch
 from datasets import Dataset
 from rule_training import MODELS, first_step, ids, trainer
-from transformers import TrainingArguments
+from transformers import TrainerCallback, TrainingArguments
 
 from exercises.checks import fixtures
 
@@ -287,3 +287,57 @@ def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: s
     expected = torch.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     assert abs(loss.item() - torch.nn.functional.cross_entropy(logits, labels).item()) > 1e-5
+
+
+class _RowsPerUpdate(TrainerCallback):
+    """The reviews each optimizer update took: rows counted by a forward pre-hook, read at ``on_step_end``."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.rows, self.per_update = 0, []
+        model.register_forward_pre_hook(self._count, with_kwargs=True)
+
+    def _count(self, module: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        self.rows += len(kwargs["labels"])
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.per_update.append(self.rows)
+        self.rows = 0
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="Batch × accumulation is the effective batch, and a smaller micro-batch keeps fewer activations.",
+    covers=[
+        "2 × 3 and 4 × 2 over 2 epochs, BERT and Llama classifiers",
+        "an uneven last accumulation group (its update takes the reviews left: 22 rows as 2 × 3 give 6, 6, 6, 4)",
+        "activations of 2 against 8 reviews: BERT, DistilBERT and Llama classifiers",
+    ],
+)
+@pytest.mark.parametrize(("model", "batch", "accumulation"), [("bert", 2, 3), ("llama", 4, 2)])
+def test_batch_times_accumulation_is_the_effective_batch(
+    tmp_path: Any, model: str, batch: int, accumulation: int
+) -> None:
+    from helpers.performance import saved_tensor_bytes
+
+    built = MODELS[model](seed=0)
+    counter = _RowsPerUpdate(built)
+    run = trainer(
+        tmp_path,
+        [counter],
+        model=built,
+        train_dataset=ids(22),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=2,
+    )
+    run.train()
+    effective = batch * accumulation
+    per_epoch = [effective] * (22 // effective) + ([22 % effective] if 22 % effective else [])
+    assert counter.per_update == per_epoch * 2
+    for name in MODELS:  # a smaller micro-batch keeps fewer activations
+        other = MODELS[name](seed=0)
+        rows = ids(8)[:]
+        batch8 = {key: torch.tensor(rows[key]) for key in ("input_ids", "attention_mask", "labels")}
+        batch2 = {key: value[:2] for key, value in batch8.items()}
+        assert saved_tensor_bytes(other, batch2) < saved_tensor_bytes(other, batch8) / 2, name
