@@ -191,13 +191,51 @@ def test_clipping_inside_training_step_changes_the_update(tmp_path: Any, accumul
     section="5. Other methods",
     text="There is no `evaluation_step` to override: to change what happens to one evaluation batch, override "
     "`prediction_step`",
-    covers=["Trainer", "Seq2SeqTrainer"],
+    covers=[
+        "Trainer and Seq2SeqTrainer",
+        "evaluate() and predict()",
+        "an uneven last evaluation batch (7 rows, batch 2)",
+        "eval_accumulation_steps 2",
+        "BERT and Llama classifiers",
+    ],
 )
-def test_there_is_no_evaluation_step() -> None:
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="there is no `evaluation_step`.",
+    covers=["Trainer and Seq2SeqTrainer", "evaluate() and predict() through prediction_step, once a batch"],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", None), ("llama", 2)])
+def test_there_is_no_evaluation_step(tmp_path: Any, model: str, accumulation: int | None) -> None:
+    from rule_training import MODELS, ids
     from transformers import Seq2SeqTrainer
 
     for cls in (Trainer, Seq2SeqTrainer):
         assert not hasattr(cls, "evaluation_step") and callable(cls.prediction_step)
+
+    class ClassIds(Trainer):  # the lesson's override: class ids instead of logits, counted
+        calls = 0
+
+        def prediction_step(self, model: Any, inputs: Any, prediction_loss_only: bool, ignore_keys: Any = None):
+            self.calls += 1
+            loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+            return loss, (logits.argmax(dim=-1) if logits is not None else None), labels
+
+    built, seen = MODELS[model](seed=0), []
+    settings = dict(per_device_eval_batch_size=2, eval_accumulation_steps=accumulation)
+    stock = trainer(tmp_path / "stock", model=built, **settings).predict(ids(7)).predictions
+    run = trainer(
+        tmp_path / "ids",
+        model=built,
+        trainer_class=ClassIds,
+        compute_metrics=lambda prediction: seen.append(prediction.predictions) or {},
+        **settings,
+    )
+    predicted = run.predict(ids(7)).predictions
+    run.evaluate(ids(7))
+    assert run.calls == 2 * 4  # predict() and evaluate(): one call per batch of 2, 2, 2, 1
+    assert predicted.shape == (7,) and (predicted == stock.argmax(-1)).all()
+    assert (seen[-1] == predicted).all()
 
 
 class _WritesRate(TrainerCallback):
@@ -323,3 +361,89 @@ def test_clipping_does_not_rescue_a_high_learning_rate(tmp_path: Any, accumulati
     good = final_loss("good", 1e-3, 0.0)
     for clip in (1.0, 0.1):
         assert final_loss(f"clip{clip}", 1.0, clip) > good + 0.1
+
+
+class _LargeBatches(Trainer):
+    """The lesson's get_train_dataloader override: 4 steps' worth of rows a fetch, counted."""
+
+    dataloader_calls = 0
+
+    def get_train_dataloader(self) -> Any:
+        self.dataloader_calls += 1
+        return self._get_dataloader(
+            dataset=self.train_dataset,
+            description="Training",
+            batch_size=self._train_batch_size * 4,
+            sampler_fn=self._get_train_sampler,
+            is_training=True,
+        )
+
+
+class _HalfwayScheduler(_LargeBatches):
+    """create_optimizer (SGD, one group for the bias) and create_scheduler (halve the rate after one update)."""
+
+    def create_optimizer(self, model: Any = None) -> Any:
+        if self.optimizer is None:
+            bias = [p for n, p in self.model.named_parameters() if n.endswith("bias")]
+            rest = [p for n, p in self.model.named_parameters() if not n.endswith("bias")]
+            lr = self.args.learning_rate
+            self.optimizer = torch.optim.SGD([{"params": rest, "lr": lr}, {"params": bias, "lr": lr / 10}])
+        return self.optimizer
+
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        if self.lr_scheduler is None:
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+                optimizer or self.optimizer, lambda step: 1.0 if step < 1 else 0.5
+            )
+        return self.lr_scheduler
+
+
+class _Applied(TrainerCallback):
+    def __init__(self) -> None:
+        self.rates: list[list[float]] = []
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kwargs: Any):
+        self.rates.append([group["lr"] for group in optimizer.param_groups])
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="`get_train_dataloader`, `create_optimizer`, `create_scheduler` and `prediction_step` are small, useful "
+    "overrides",
+    covers=[
+        "accumulation 1 and 2, an uneven last fetched batch (18 rows, 8 a fetch)",
+        "get_train_dataloader: called once per train(), a second train() too",
+        "create_optimizer: its SGD and its two groups' rates are the ones applied",
+        "create_scheduler: its rate is the one applied at each update",
+        "prediction_step: test_there_is_no_evaluation_step",
+    ],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="5. Other methods",
+    text="The Trainer still takes one optimizer step per fetched batch (per `gradient_accumulation_steps` fetched "
+    "batches when it is above 1)",
+    covers=["accumulation 1 and 2", "an uneven last fetched batch (18 rows, 8 a fetch)", "2 epochs"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_the_small_overrides_take_effect(tmp_path: Any, accumulation: int) -> None:
+    applied = _Applied()
+    run = trainer(
+        tmp_path,
+        [applied],
+        rows=18,
+        trainer_class=_HalfwayScheduler,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=2,
+        learning_rate=0.1,
+    )
+    fetched: list[int] = []
+    run.model.register_forward_pre_hook(lambda module, args, kwargs: fetched.append(len(kwargs["x"])), with_kwargs=True)
+    run.train()
+    assert fetched == [8, 8, 2] * 2 and run.dataloader_calls == 1
+    assert run.state.global_step == 2 * -(-3 // accumulation)  # one update per `accumulation` fetched batches
+    assert isinstance(run.optimizer.optimizer, torch.optim.SGD)  # inside accelerate's wrapper
+    assert applied.rates == [[0.1, 0.01]] + [[0.05, 0.005]] * (run.state.global_step - 1)
+    run.train()
+    assert run.dataloader_calls == 2
