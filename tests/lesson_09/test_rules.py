@@ -302,3 +302,43 @@ def test_accumulation_and_checkpointing_buy_activation_memory(tmp_path: Any, mod
     layers = len(_layers(built))
     assert calls("plain") == 2 * layers
     assert calls("checkpointed", activation_checkpointing=True) == 2 * 2 * layers
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="5. Precision and torch_compile",
+    text="On a CPU, `bf16=True` runs under CPU autocast too, while `fp16=True` is accepted and changes nothing: no "
+    "autocast, no scaler, fp32 throughout.",
+    covers=[
+        "BERT and Llama classifiers",
+        "accumulation 1 and 2 (uneven last micro-batch)",
+        "the dtype of the head's output inside forward; the weights after training; the logged losses against fp32",
+    ],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", 1), ("llama", 2)])
+def test_fp16_on_a_cpu_changes_nothing_bf16_autocasts(tmp_path: Any, model: str, accumulation: int) -> None:
+    from rule_training import ids
+
+    runs = {}
+    for name, precision in (("fp32", {}), ("fp16", {"fp16": True}), ("bf16", {"bf16": True})):
+        built, seen = MODELS[model](seed=0), []
+        head = [module for module in built.modules() if isinstance(module, torch.nn.Linear)][-1]
+        head.register_forward_hook(  # inside the forward (accelerate casts the model's outputs back to fp32)
+            lambda module, args, output, seen=seen: seen.append((output.dtype, torch.is_autocast_enabled("cpu")))
+        )
+        run = trainer(
+            tmp_path / name,
+            model=built,
+            train_dataset=ids(7),
+            gradient_accumulation_steps=accumulation,
+            logging_strategy="steps",
+            logging_steps=1,
+            **precision,
+        )
+        run.train()
+        losses = [entry["loss"] for entry in run.state.log_history if "loss" in entry]
+        runs[name] = (set(seen), losses, {p.dtype for p in run.model.parameters()}, run.accelerator.scaler)
+    assert runs["fp16"][0] == runs["fp32"][0] == {(torch.float32, False)}
+    assert runs["fp16"][1] == runs["fp32"][1] and runs["fp16"][3] is None
+    assert runs["bf16"][0] == {(torch.bfloat16, True)} and runs["bf16"][1] != runs["fp32"][1]
+    assert runs["fp16"][2] == runs["bf16"][2] == {torch.float32}
