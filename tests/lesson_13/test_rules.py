@@ -37,11 +37,11 @@ def test_dpo_declares_its_loss_unscaled() -> None:
     assert getattr(SFTTrainer, "loss_is_scaled_for_ga", None) is None
 
 
-def _sft_first_update(
-    tmp_path: Any, batch: int, accumulation: int, trainer_class: type = SFTTrainer
-) -> tuple[float, float]:
-    """The logged loss and grad_norm of an SFTTrainer's (or ``trainer_class``'s) first update over the same 4 texts
-    of uneven length."""
+def _sft_trainer(
+    tmp_path: Any, batch: int, accumulation: int = 1, trainer_class: type = SFTTrainer, **settings: Any
+) -> Any:
+    """A quiet SFTTrainer (or ``trainer_class``) on a tiny Llama and the same 4 texts of uneven length, for one
+    update; ``settings`` go to its SFTConfig."""
     from datasets import Dataset
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl import SFTConfig
@@ -66,12 +66,21 @@ def _sft_first_update(
         max_grad_norm=0.0,
         learning_rate=1e-3,
         **QUIET_SFT,
+        **settings,
     )
-    run = quiet(
+    return quiet(
         trainer_class(
             model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer
         )
     )
+
+
+def _sft_first_update(
+    tmp_path: Any, batch: int, accumulation: int, trainer_class: type = SFTTrainer
+) -> tuple[float, float]:
+    """The logged loss and grad_norm of an SFTTrainer's (or ``trainer_class``'s) first update over the same 4 texts
+    of uneven length."""
+    run = _sft_trainer(tmp_path, batch, accumulation, trainer_class)
     run.train()
     entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
     return entry["loss"], entry["grad_norm"]
@@ -192,3 +201,44 @@ def test_public_overrides_fit_trl_trainers(tmp_path: Any, accumulation: int) -> 
     mine = _sft_first_update(tmp_path / "mine", 4 // accumulation, accumulation, Mine)
     assert calls.count("compute_loss") == accumulation and "log" in calls
     assert mine == pytest.approx(_sft_first_update(tmp_path / "stock", 4 // accumulation, accumulation), rel=1e-5)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="3. How they scale the loss",
+    text="then, with the default `average_tokens_across_devices=True`, multiplies by the number of processes",
+    covers=[
+        "1, 2 and 4 processes (the accelerator's count patched on one process): the loss scales by exactly that",
+        "average_tokens_across_devices=False: no factor",
+        "texts of 1 to 15 tokens, a batch of 2 and of 4",
+    ],
+)
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="`SFTTrainer` a sum over `num_items_in_batch` times the number of processes when "
+    "`average_tokens_across_devices=True`, the default",
+    covers=["1, 2 and 4 processes (patched count)", "average_tokens_across_devices=False", "batches of 2 and 4"],
+)
+@pytest.mark.parametrize("batch", [2, 4])
+def test_sft_multiplies_by_the_processes_when_tokens_are_averaged(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    from accelerate import Accelerator
+    from transformers import TrainingArguments
+
+    assert TrainingArguments("x").average_tokens_across_devices is True  # the default
+    losses = {}
+    for averaged in (True, False):
+        run = _sft_trainer(tmp_path / str(averaged), batch, average_tokens_across_devices=averaged)
+        inputs = next(iter(run.get_train_dataloader()))
+        tokens = int((inputs["labels"][:, 1:] != -100).sum())
+        for processes in (1, 2, 4):
+            monkeypatch.setattr(Accelerator, "num_processes", property(lambda self, n=processes: n))
+            with torch.no_grad():
+                loss = run.compute_loss(run.model, dict(inputs), num_items_in_batch=torch.tensor(tokens))
+            losses[averaged, processes] = float(loss)
+            monkeypatch.undo()
+    for processes in (2, 4):
+        assert losses[True, processes] == pytest.approx(processes * losses[True, 1], rel=1e-6)
+        assert losses[False, processes] == pytest.approx(losses[False, 1], rel=1e-6)
