@@ -328,8 +328,7 @@ def _seeking_trainer() -> Any:
 @pytest.mark.rule(
     lesson="11",
     section="Recap",
-    text="a stream is read again up to the cut unless `get_resumed_dataloader` seeks (a cut in the stream's first "
-    "pass);",
+    text="a stream is read again up to the cut unless `get_resumed_dataloader` seeks (a cut in its first pass);",
     covers=[
         "accumulation 1 and 2",
         "a cut in the first pass: both resume on the uninterrupted run's batches, the seek reads cut × "
@@ -340,8 +339,8 @@ def _seeking_trainer() -> Any:
 @pytest.mark.rule(
     lesson="11",
     section="3. `ignore_data_skip`",
-    text="It must seek exactly where `num_batches` says (tried on one process, with the cut in the stream's first "
-    "pass); a stream that cannot seek keeps the default: exact, slower.",
+    text="It must seek exactly where `num_batches` says (tried on one process, cutting in the stream's first "
+    "pass); a stream that cannot seek keeps the default: exact, slower. A cut past its end breaks both.",
     covers=["accumulation 1 and 2", "a cut in the first pass", "a cut in the second pass (neither holds)"],
 )
 @pytest.mark.parametrize("accumulation", [1, 2])
