@@ -78,6 +78,18 @@ STRATEGIES = [{"eval_strategy": "epoch", "save_strategy": "epoch"}, {"eval_strat
 )
 @pytest.mark.rule(
     lesson="14",
+    section="1. Did the search find something?",
+    text="A trial's value is the objective of its **last** evaluation, not of its best",
+    covers=[
+        "evaluation by epochs and by steps",
+        "an objective that falls at every evaluation (the best is the first)",
+        "accumulation 2",
+        "uneven last micro-batch",
+        "3 trials",
+    ],
+)
+@pytest.mark.rule(
+    lesson="14",
     section="Recap",
     text="they are the same objects in every trial, and `trainer.args` ends with the last trial's values.",
     covers=["3 trials", "evaluation by epochs and by steps"],
