@@ -216,3 +216,85 @@ def test_callbacks_read_metrics_and_logs_and_add_files(tmp_path: Any) -> None:
     again = trainer(tmp_path, [_Acts()], **settings)
     again.train(resume_from_checkpoint=str(tmp_path / kept[0]))
     assert again.state.global_step == 6
+
+
+class _AddsKey(TrainerCallback):
+    def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+        logs["mine"] = 1.0
+
+
+class _Carried(TrainerCallback):
+    """For every event: whether it received ``metrics`` and ``logs``; best_metric at on_step_end and on_evaluate."""
+
+    def __init__(self) -> None:
+        self.carried: dict[str, set[str]] = {}
+        self.best: list[tuple[str, int, Any]] = []
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            carried, best = object.__getattribute__(self, "carried"), object.__getattribute__(self, "best")
+
+            def record(args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                carried.setdefault(name, set()).update(k for k in ("metrics", "logs") if kwargs.get(k) is not None)
+                if name in ("on_step_end", "on_evaluate"):
+                    best.append((name, state.global_step, state.best_metric))
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="5. The callback list",
+    text="`log()` stores the logs *before* it calls `on_log`, so a callback's key reaches only the callbacks after it.",
+    covers=["training, evaluation and final logs", "accumulation 3, uneven last group", "a callback before and after"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="3. The order of events",
+    text="`metrics` reaches `on_evaluate` and `on_predict`, `logs` only `on_log`.",
+    covers=["every event of train() with evaluation by steps", "predict() and evaluate()", "accumulation 3"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="4. `TrainerState` as you read it",
+    text="`best_metric` is set by the evaluation after a step once `on_evaluate` has run, so at that step's "
+    "`on_step_end`, and in `on_evaluate` itself, it still holds the previous value.",
+    covers=["evaluation every update and every 2", "accumulation 3 (uneven last group)", "2 epochs"],
+)
+@pytest.mark.parametrize("eval_steps", [1, 2])
+def test_what_each_event_receives_and_when_it_is_set(tmp_path: Any, eval_steps: int) -> None:
+    from tiny_training import toy_dataset
+
+    early, late, carried = _Keys(), _LateKeys(), _Carried()
+    run = trainer(
+        tmp_path,
+        [early, _AddsKey(), late, carried],
+        rows=14,
+        gradient_accumulation_steps=3,
+        num_train_epochs=2,
+        logging_strategy="steps",
+        logging_steps=1,
+        eval_strategy="steps",
+        eval_steps=eval_steps,
+        eval_dataset=toy_dataset(4),
+        metric_for_best_model="loss",
+        learning_rate=0.5,
+    )
+    run.train()
+    run.predict(toy_dataset(3))
+    assert early.logs and not any("mine" in logs for logs in early.logs)
+    assert late.logs and all("mine" in logs for logs in late.logs)
+    assert not any("mine" in entry for entry in run.state.log_history)
+    assert {name: keys for name, keys in carried.carried.items() if keys} == {
+        "on_evaluate": {"metrics"},
+        "on_predict": {"metrics"},
+        "on_log": {"logs"},
+    }
+    losses = {entry["step"]: entry["eval_loss"] for entry in run.state.log_history if "eval_loss" in entry}
+    best_so_far: float | None = None
+    for name, step, best in carried.best:  # at on_step_end and in on_evaluate: the previous evaluations' best
+        assert best == best_so_far, (name, step, best, best_so_far)
+        if name == "on_evaluate":
+            best_so_far = losses[step] if best_so_far is None else min(best_so_far, losses[step])
+    assert run.state.best_metric == best_so_far
