@@ -341,3 +341,48 @@ def test_batch_times_accumulation_is_the_effective_batch(
         batch8 = {key: torch.tensor(rows[key]) for key in ("input_ids", "attention_mask", "labels")}
         batch2 = {key: value[:2] for key, value in batch8.items()}
         assert saved_tensor_bytes(other, batch2) < saved_tensor_bytes(other, batch8) / 2, name
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="5. Reproducibility and precision",
+    text="`data_seed` seeds only the order of the training data, independently of `seed`",
+    covers=[
+        "TinyModel built by model_init (its start follows seed)",
+        "accumulation 2, uneven last micro-batch (13 rows), 2 epochs",
+        "same data_seed, other seed: the same order, another start; same seed, other data_seed: another order, "
+        "the same start",
+    ],
+)
+def test_data_seed_orders_the_data_only(tmp_path: Any) -> None:
+    from tiny_training import TinyModel, toy_dataset
+
+    def run(seed: int, data_seed: int) -> tuple[list[float], torch.Tensor]:
+        order: list[float] = []
+        starts: list[torch.Tensor] = []
+
+        def model_init() -> TinyModel:
+            model = TinyModel()
+            starts.append(model.linear.weight.detach().clone())
+            model.register_forward_pre_hook(
+                lambda module, args, kwargs: order.extend(kwargs["x"][:, 0].tolist()), with_kwargs=True
+            )
+            return model
+
+        trainer(
+            tmp_path / f"{seed}-{data_seed}",
+            model_init=model_init,
+            train_dataset=toy_dataset(13),
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            seed=seed,
+            data_seed=data_seed,
+        ).train()
+        return order, starts[-1]
+
+    base_order, base_start = run(1, 7)
+    other_seed_order, other_seed_start = run(2, 7)
+    other_data_order, other_data_start = run(1, 8)
+    assert other_seed_order == base_order and not torch.equal(other_seed_start, base_start)
+    assert other_data_order != base_order and torch.equal(other_data_start, base_start)
+    assert sorted(other_data_order) == sorted(base_order)

@@ -109,3 +109,44 @@ def test_the_logged_rate_is_the_applied_one(
         logged,
         applied,
     )
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="1. Every scheduler type",
+    text="Three types need a setting that has no default: a floor (`min_lr` or `min_lr_rate`) for the two min-lr "
+    "cosines, and the length of the decay (`num_decay_steps`) for `warmup_stable_decay`.",
+    covers=[
+        "every SchedulerType built by get_scheduler with 10 warmup of 100 updates and no lr_scheduler_kwargs: "
+        "exactly those three refuse",
+        "each of them with its setting: a run of 4 updates at accumulation 2 (uneven last group)",
+    ],
+)
+def test_three_scheduler_types_need_a_setting(tmp_path: Any) -> None:
+    import torch
+    from transformers import SchedulerType, get_scheduler
+
+    needs = {
+        "cosine_with_min_lr": {"min_lr": 1e-5},
+        "cosine_warmup_with_min_lr": {"min_lr_rate": 0.1},
+        "warmup_stable_decay": {"num_decay_steps": 2},
+    }
+    refused = set()
+    for kind in SchedulerType:
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        try:
+            get_scheduler(kind.value, optimizer, num_warmup_steps=10, num_training_steps=100)
+        except (TypeError, ValueError):
+            refused.add(kind.value)
+    assert refused == set(needs)
+    for kind, setting in needs.items():
+        run = trainer(
+            tmp_path / kind,
+            rows=15,
+            gradient_accumulation_steps=2,
+            max_steps=4,
+            lr_scheduler_type=kind,
+            lr_scheduler_kwargs=setting,
+        )
+        run.train()
+        assert run.state.global_step == 4
