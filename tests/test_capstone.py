@@ -84,6 +84,12 @@ def test_imbalanced_sample_rejects_sizes_it_cannot_draw() -> None:
         capstone.imbalanced_sample(split, 1)
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="1. The task",
+    text="Two calls after the same seed give the same head, whatever ran in between.",
+    covers=["1 and 1000 random draws between the seed and the call", "a call without seeding gives another head"],
+)
 def test_model_init_gives_the_same_head_after_the_same_seed_whatever_ran_before() -> None:
     heads = []
     for noise in (1, 1000):

@@ -412,3 +412,29 @@ def test_sigterm_kills_a_plain_run_and_the_jit_checkpoint_saves(tmp_path: Path) 
     )
     resumed.train(resume_from_checkpoint=str(tmp_path / "jit" / f"checkpoint-{last}"))
     assert resumed.state.global_step == last + 2
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="7. Pre-emption",
+    text="the folder exists but lacks files, and `resume_from_checkpoint=True` still picks it, since "
+    "`get_last_checkpoint` compares step numbers only.",
+    covers=[
+        "a complete checkpoint-9 beside a cut-short checkpoint-10 (the marker only): 10 is picked, as a number",
+        "resume_from_checkpoint=True picks it and fails (no valid checkpoint); require_resumable names the marker",
+    ],
+)
+def test_the_last_checkpoint_is_the_highest_number_even_cut_short(tmp_path: Path) -> None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from helpers.lessons.lesson_11 import INCOMPLETE_MARKER, require_resumable
+
+    run(tmp_path, 9, save_steps=9).train()
+    cut = tmp_path / "checkpoint-10"
+    cut.mkdir()
+    (cut / INCOMPLETE_MARKER).write_text("cut short")
+    assert get_last_checkpoint(str(tmp_path)) == str(cut)
+    with pytest.raises(ValueError, match="cut short"):
+        require_resumable(cut)
+    with pytest.raises(ValueError, match="Can't find a valid checkpoint at .*checkpoint-10"):
+        run(tmp_path, save_steps=9).train(resume_from_checkpoint=True)  # picks 10, not the complete 9

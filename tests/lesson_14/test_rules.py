@@ -364,3 +364,41 @@ def test_compare_the_gap_with_the_seed_spread(tmp_path: Any) -> None:
     run.model = run.call_model_init()
     run.train()
     assert run.evaluate()["eval_loss"] == pytest.approx(best.objective, rel=1e-6)
+
+
+class _Counts(_Seen):
+    """Counts optimizer steps; with ``reset``, from 0 again in on_train_begin; the count at each train end."""
+
+    def __init__(self, reset: bool) -> None:
+        super().__init__()
+        self.reset, self.steps, self.at_end = reset, 0, []
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        super().on_train_begin(args, state, control, **kwargs)
+        if self.reset:
+            self.steps = 0
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps += 1
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.at_end.append(self.steps)
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="3. What a callback sees",
+    text="The callbacks are **not** rebuilt: the same objects serve every trial, so a callback that keeps its own "
+    "counters must reset them in `on_train_begin` (exercise 2).",
+    covers=[
+        "3 trials, accumulation 2, uneven last micro-batch, evaluation by epochs",
+        "a step counter reset in on_train_begin counts each trial's 8 updates; one that is not counts 8, 16, 24",
+    ],
+)
+def test_counters_reset_in_on_train_begin_count_each_trial(tmp_path: Any) -> None:
+    fresh, kept = _Counts(reset=True), _Counts(reset=False)
+    _search(tmp_path / "reset", STRATEGIES[0], fresh)
+    _search(tmp_path / "kept", STRATEGIES[0], kept)
+    per_trial = fresh.at_end[0]
+    assert len(fresh.ids) == 1 and fresh.at_end == [per_trial] * 3
+    assert kept.at_end == [per_trial, 2 * per_trial, 3 * per_trial]
