@@ -365,3 +365,115 @@ def test_callbacks_change_the_model_not_the_computation(tmp_path: Any, model: st
     assert not torch.equal(start["classifier.weight"], after["classifier.weight"])
     assert not after["classifier.bias"].any()
     assert events.names and not events.names & {"inputs", "batch", "outputs", "loss"}, sorted(events.names)
+
+
+class _RaiseOnce(TrainerCallback):
+    """Raises ``flag`` at the first firing of ``event``."""
+
+    def __init__(self, event: str, flag: str) -> None:
+        self.flag, self.done = flag, False
+        setattr(self, event, self._raise)
+
+    def _raise(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if not self.done:
+            self.done = True
+            setattr(control, self.flag, True)
+
+
+def _acted(tmp_path: Any, event: str, flag: str, accumulation: int, **settings: Any) -> dict[str, list[int]]:
+    """The steps that logged, evaluated and saved, and the steps trained, with ``flag`` raised once at ``event``."""
+    from tiny_training import toy_dataset
+
+    folder = tmp_path / f"{event}-{flag}-{accumulation}"
+    run = trainer(
+        folder,
+        [_RaiseOnce(event, flag)],
+        rows=13,
+        num_train_epochs=2,
+        gradient_accumulation_steps=accumulation,
+        eval_dataset=toy_dataset(4),
+        **settings,
+    )
+    run.train()
+    history = run.state.log_history[:-1]  # the last entry is the end-of-training summary
+    return {
+        "log": [entry["step"] for entry in history if "loss" in entry],
+        "evaluate": [entry["step"] for entry in history if "eval_loss" in entry],
+        "save": _checkpoints(folder),
+        "steps": [run.state.global_step],
+    }
+
+
+@pytest.mark.rule(
+    lesson="06",
+    section="2. The control matrix",
+    text="An action flag set at `on_train_begin` or `on_epoch_begin` is lowered at the next `on_step_begin` before "
+    "anything reads it.",
+    covers=["should_log, should_evaluate, should_save", "accumulation 1 and 3 (uneven last group)", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="06",
+    section="2. The control matrix",
+    text="Set from `on_step_begin` up to `on_step_end`, `should_log`, `should_evaluate` and `should_save` act at the "
+    "end of that same step.",
+    covers=[
+        "on_step_begin, on_substep_end (accumulation 3), on_pre_optimizer_step, on_optimizer_step, on_step_end",
+        "accumulation 1 and 3 (uneven last group)",
+    ],
+)
+@pytest.mark.rule(
+    lesson="06",
+    section="2. The control matrix",
+    text="From `on_log` you can still ask for an evaluation or a save; from `on_evaluate` only for a save; from "
+    "`on_save`, nothing more in that step (unless it ends an epoch).",
+    covers=["logs, evaluations and saves at update 2 (mid-epoch)", "accumulation 1 and 3 (uneven last group)"],
+)
+@pytest.mark.rule(
+    lesson="06",
+    section="2. The control matrix",
+    text="**An epoch end checks the flags once more**, so `should_log` or `should_evaluate` raised at its step's "
+    "`on_evaluate`, `on_save` or `on_epoch_end` still acts.",
+    covers=[
+        "accumulation 1 (7 updates an epoch) and 3 (3, the last of one micro-batch)",
+        "should_log at on_evaluate, on_save and on_epoch_end: a log at that update",
+        "should_evaluate at on_evaluate (a second evaluation at that update), on_save and on_epoch_end",
+    ],
+)
+@pytest.mark.rule(
+    lesson="06",
+    section="2. The control matrix",
+    text="**`should_epoch_stop` at `on_epoch_end` does nothing**: it is lowered at the next `on_epoch_begin`.",
+    covers=["accumulation 1 and 3", "2 epochs: every update of both is trained"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_the_control_matrix_readings_hold(tmp_path: Any, accumulation: int) -> None:
+    per_epoch = -(-7 // accumulation)
+    quiet = {"log": [], "evaluate": [], "save": [], "steps": [2 * per_epoch]}
+    for event in ("on_train_begin", "on_epoch_begin"):
+        for flag in ("should_log", "should_evaluate", "should_save"):
+            assert _acted(tmp_path, event, flag, accumulation) == quiet, (event, flag)
+    within = ["on_step_begin", "on_pre_optimizer_step", "on_optimizer_step", "on_step_end"]
+    if accumulation > 1:
+        within.append("on_substep_end")
+    for event in within:
+        for flag, action in (("should_log", "log"), ("should_evaluate", "evaluate"), ("should_save", "save")):
+            assert _acted(tmp_path, event, flag, accumulation)[action] == [1], (event, flag)
+    for event, flag, acted, strategy in (  # mid-epoch, at update 2
+        ("on_log", "should_evaluate", [2], "logging"),
+        ("on_log", "should_save", [2], "logging"),
+        ("on_evaluate", "should_save", [2], "eval"),
+        ("on_evaluate", "should_log", [], "eval"),
+        ("on_save", "should_log", [], "save"),
+        ("on_save", "should_evaluate", [], "save"),
+    ):
+        action = {"should_log": "log", "should_evaluate": "evaluate", "should_save": "save"}[flag]
+        settings = {f"{strategy}_strategy": "steps", f"{strategy}_steps": 2}
+        assert _acted(tmp_path, event, flag, accumulation, **settings)[action] == acted, (event, flag)
+    for event, strategy in (("on_evaluate", "eval"), ("on_save", "save")):  # at an epoch's last update
+        settings = {f"{strategy}_strategy": "steps", f"{strategy}_steps": per_epoch}
+        assert _acted(tmp_path, event, "should_log", accumulation, **settings)["log"] == [per_epoch], event
+        evaluated = _acted(tmp_path, event, "should_evaluate", accumulation, **settings)["evaluate"]
+        assert evaluated.count(per_epoch) == (2 if event == "on_evaluate" else 1), (event, evaluated)
+    assert _acted(tmp_path, "on_epoch_end", "should_evaluate", accumulation)["evaluate"] == [per_epoch]
+    assert _acted(tmp_path, "on_epoch_end", "should_log", accumulation)["log"] == [per_epoch]
+    assert _acted(tmp_path, "on_epoch_end", "should_epoch_stop", accumulation)["steps"] == [2 * per_epoch]
