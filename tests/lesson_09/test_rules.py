@@ -342,3 +342,49 @@ def test_fp16_on_a_cpu_changes_nothing_bf16_autocasts(tmp_path: Any, model: str,
     assert runs["fp16"][1] == runs["fp32"][1] and runs["fp16"][3] is None
     assert runs["bf16"][0] == {(torch.bfloat16, True)} and runs["bf16"][1] != runs["fp32"][1]
     assert runs["fp16"][2] == runs["bf16"][2] == {torch.float32}
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="`auto_find_batch_size=True` starts at `per_device_train_batch_size` and, each time training runs out of "
+    "memory, multiplies the batch by 0.9 (rounded down) and starts again",
+    covers=[
+        "a pretend CUDA out-of-memory error above 40 rows, starting at 64: 64, 57, 51, 45, 40",
+        "accumulation 1 and 2 (an uneven last micro-batch of 200 rows)",
+    ],
+)
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="It keeps `gradient_accumulation_steps`, so each update then takes fewer reviews.",
+    covers=["accumulation 1 and 2: 40 and 80 rows an update, not 64 and 128", "args keep the batch asked for"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_auto_find_batch_size_shrinks_the_batch_and_keeps_accumulation(tmp_path: Any, accumulation: int) -> None:
+    class Sized(TinyModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sizes: list[int] = []
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+            self.sizes.append(len(x))
+            if len(x) > 40:
+                raise torch.OutOfMemoryError("CUDA out of memory. (pretend)")
+            return super().forward(x, labels)
+
+    model = Sized()
+    run = trainer(
+        tmp_path,
+        model=model,
+        rows=200,
+        per_device_train_batch_size=64,
+        gradient_accumulation_steps=accumulation,
+        auto_find_batch_size=True,
+        max_steps=2,
+    )
+    run.train()
+    tried = list(dict.fromkeys(model.sizes))
+    assert tried == [64, 57, 51, 45, 40]
+    assert model.sizes.count(40) == 2 * accumulation  # 2 updates of `accumulation` micro-batches of 40
+    assert run.args.gradient_accumulation_steps == accumulation and run.args.per_device_train_batch_size == 64
