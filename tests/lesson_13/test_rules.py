@@ -57,16 +57,12 @@ def _sft_trainer(
         torch.manual_seed(0)
         model = LlamaForCausalLM(config)
     texts = ["a fine film", "a long and winding film that never seems to end at all, alas", "dull", "bright, brisk fun"]
+    base = dict(max_steps=1, logging_steps=1, max_grad_norm=0.0, learning_rate=1e-3)
     args = SFTConfig(
         str(tmp_path),
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
-        max_steps=1,
-        logging_steps=1,
-        max_grad_norm=0.0,
-        learning_rate=1e-3,
-        **QUIET_SFT,
-        **settings,
+        **(QUIET_SFT | base | settings),
     )
     return quiet(
         trainer_class(
@@ -242,3 +238,35 @@ def test_sft_multiplies_by_the_processes_when_tokens_are_averaged(
     for processes in (2, 4):
         assert losses[True, processes] == pytest.approx(processes * losses[True, 1], rel=1e-6)
         assert losses[False, processes] == pytest.approx(losses[False, 1], rel=1e-6)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="They log numbers of the step the way lesson 07 did: collect in `compute_loss` (`self._metrics`), merge "
+    "the means in `log`, start again.",
+    covers=[
+        "SFTTrainer, batch 1, accumulation 2, a log every 2 updates over 4 updates (2 epochs of 4 uneven texts)",
+        "every logged entropy and mean_token_accuracy is the mean of the values compute_loss collected since the "
+        "last log, one a micro-batch; the store is empty after each log",
+    ],
+)
+def test_sft_collects_in_compute_loss_and_merges_means_in_log(tmp_path: Any) -> None:
+    collected: list[dict[str, list[float]]] = []
+    left: list[int] = []
+
+    class Watched(SFTTrainer):
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.model.training and "loss" in logs:
+                collected.append({key: list(values) for key, values in self._metrics["train"].items()})
+            super().log(logs, start_time)
+            left.append(sum(len(values) for values in self._metrics["train"].values()))
+
+    run = _sft_trainer(tmp_path, 1, 2, Watched, max_steps=4, logging_steps=2)
+    run.train()
+    logged = [entry for entry in run.state.log_history if "loss" in entry and "train_runtime" not in entry]
+    assert len(logged) == len(collected) == 2 and set(left) == {0}
+    for entry, values in zip(logged, collected, strict=True):
+        for key in ("entropy", "mean_token_accuracy"):
+            assert len(values[key]) == 2 * 2  # 2 updates × 2 micro-batches since the last log
+            assert entry[key] == pytest.approx(sum(values[key]) / len(values[key]), rel=1e-6)
