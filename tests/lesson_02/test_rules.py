@@ -386,3 +386,73 @@ def test_data_seed_orders_the_data_only(tmp_path: Any) -> None:
     assert other_seed_order == base_order and not torch.equal(other_seed_start, base_start)
     assert other_data_order != base_order and torch.equal(other_data_start, base_start)
     assert sorted(other_data_order) == sorted(base_order)
+
+
+def _fired(tmp_path: Any, accumulation: int, **settings: Any) -> dict[str, list[int]]:
+    """The updates that logged a training loss, evaluated and saved, in a TinyModel run of 13 rows."""
+    import os
+
+    from tiny_training import toy_dataset
+
+    run = trainer(tmp_path, rows=13, gradient_accumulation_steps=accumulation, eval_dataset=toy_dataset(4), **settings)
+    run.train()
+    history = run.state.log_history
+    return {
+        "log": [entry["step"] for entry in history if "loss" in entry],
+        "evaluate": [entry["step"] for entry in history if "eval_loss" in entry],
+        "save": sorted(int(name.split("-")[1]) for name in os.listdir(tmp_path) if name.startswith("checkpoint-")),
+    }
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="3. Logging, evaluation and saving",
+    text='With `"epoch"`, everything fires at the end of each epoch instead.',
+    covers=["accumulation 1 (7 updates an epoch) and 3 (3, the last of one micro-batch)", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="02",
+    section="3. Logging, evaluation and saving",
+    text="the last update (5) is evaluated and saved because training ends off the interval.",
+    covers=[
+        "max_steps 5 with eval and save every 2: evaluated and saved at 5",
+        "2 epochs ending on update 14 or 6 with an interval of 4: evaluated and saved at the last update",
+        "accumulation 1 and 3",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_when_logging_evaluation_and_saving_fire(tmp_path: Any, accumulation: int) -> None:
+    per_epoch = -(-7 // accumulation)
+    epochs = _fired(
+        tmp_path / "epoch",
+        accumulation,
+        num_train_epochs=2,
+        logging_strategy="epoch",
+        eval_strategy="epoch",
+        save_strategy="epoch",
+    )
+    assert epochs == {key: [per_epoch, 2 * per_epoch] for key in ("log", "evaluate", "save")}
+    steps = dict(eval_strategy="steps", eval_steps=2, save_strategy="steps", save_steps=2)
+    short = _fired(tmp_path / "max_steps", accumulation, num_train_epochs=3, max_steps=5, **steps)
+    assert short["evaluate"] == short["save"] == [2, 4, 5]
+    every_4 = dict(eval_strategy="steps", eval_steps=4, save_strategy="steps", save_steps=4)
+    ends = _fired(tmp_path / "epochs", accumulation, num_train_epochs=2, **every_4)
+    expected = [step for step in range(4, 2 * per_epoch + 1, 4)]
+    expected += [] if 2 * per_epoch % 4 == 0 else [2 * per_epoch]
+    assert ends["evaluate"] == ends["save"] == expected
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="4. The best model",
+    text="`greater_is_better` defaults to `False` for names that end in `loss`, `True` otherwise.",
+    covers=["loss, eval_loss, my_loss", "accuracy, eval_f1, loss_ratio", "with and without load_best_model_at_end"],
+)
+def test_greater_is_better_follows_the_name(tmp_path: Any) -> None:
+    for name in ("loss", "eval_loss", "my_loss", "accuracy", "eval_f1", "loss_ratio"):
+        for best in (False, True):
+            strategy = dict(eval_strategy="epoch", save_strategy="epoch") if best else {}
+            built = TrainingArguments(
+                output_dir=str(tmp_path), metric_for_best_model=name, load_best_model_at_end=best, **strategy
+            )
+            assert built.greater_is_better is (not name.endswith("loss")), (name, best)
