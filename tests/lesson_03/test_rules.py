@@ -150,3 +150,33 @@ def test_three_scheduler_types_need_a_setting(tmp_path: Any) -> None:
         )
         run.train()
         assert run.state.global_step == 4
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="`polynomial` with `power=1` *is* the linear schedule (down to its `lr_end`, 1e-7 by default)",
+    covers=["37 and 100 updates", "warmup 0 and 10", "a peak of 1 and of 2e-4: every rate within lr_end of linear's"],
+)
+def test_polynomial_power_one_is_linear() -> None:
+    import torch
+    from transformers import get_scheduler
+
+    def rates(kind: str, peak: float, updates: int, warmup: int, **kwargs: Any) -> list[float]:
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)
+        scheduler = get_scheduler(
+            kind, optimizer, num_warmup_steps=warmup, num_training_steps=updates, scheduler_specific_kwargs=kwargs
+        )
+        out = []
+        for _ in range(updates):
+            out.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()
+            scheduler.step()
+        return out
+
+    for peak in (1.0, 2e-4):
+        for updates, warmup in ((37, 0), (100, 10)):
+            linear = rates("linear", peak, updates, warmup)
+            polynomial = rates("polynomial", peak, updates, warmup, power=1.0)
+            assert max(abs(a - b) for a, b in zip(linear, polynomial, strict=True)) <= 1e-7
+            assert polynomial != rates("polynomial", peak, updates, warmup, power=2.0)
