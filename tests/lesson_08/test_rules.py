@@ -426,6 +426,18 @@ class _Applied(TrainerCallback):
     "batches when it is above 1)",
     covers=["accumulation 1 and 2", "an uneven last fetched batch (18 rows, 8 a fetch)", "2 epochs"],
 )
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the batches | subclass `get_train_dataloader` | section 5 |",
+    covers=["accumulation 1 and 2", "8 rows a fetch instead of 2, an uneven last fetch", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| parameter groups, a custom optimizer | subclass `create_optimizer` | section 5 |",
+    covers=["accumulation 1 and 2", "SGD with two groups at 0.1 and 0.01: the rates applied"],
+)
 @pytest.mark.parametrize("accumulation", [1, 2])
 def test_the_small_overrides_take_effect(tmp_path: Any, accumulation: int) -> None:
     applied = _Applied()
@@ -447,3 +459,65 @@ def test_the_small_overrides_take_effect(tmp_path: Any, accumulation: int) -> No
     assert applied.rates == [[0.1, 0.01]] + [[0.05, 0.005]] * (run.state.global_step - 1)
     run.train()
     assert run.dataloader_calls == 2
+
+
+class _EveryEvent(TrainerCallback):
+    """For every event: whether it got a model and an optimizer; and, at on_step_end of update 2, raises every
+    action flag it is given."""
+
+    def __init__(self, flags: tuple[str, ...] = ()) -> None:
+        self.flags, self.got = flags, {}
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            got, flags = object.__getattribute__(self, "got"), object.__getattribute__(self, "flags")
+
+            def record(args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                seen = (kwargs.get("model") is not None, kwargs.get("optimizer") is not None, state is not None)
+                got.setdefault(name, set()).add(seen)
+                if name == "on_step_end" and state.global_step == 2:
+                    for flag in flags:
+                        setattr(control, flag, True)
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| watch losses, metrics, LR, timing | callback | every event gets `state`, `model`, `optimizer` (05) |",
+    covers=[
+        "every event of a run with evaluation, accumulation 1 and 3: state, model and optimizer, except at "
+        "on_init_end (no optimizer yet: the Trainer builds it in train())",
+    ],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| stop, evaluate, save or log now | callback | `control` flags (06) |",
+    covers=["should_log, should_evaluate, should_save and should_training_stop at update 2", "accumulation 1 and 3"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_callback_watches_every_event_and_acts_through_control(tmp_path: Any, accumulation: int) -> None:
+    import os
+
+    from tiny_training import toy_dataset
+
+    flags = ("should_log", "should_evaluate", "should_save", "should_training_stop")
+    watcher = _EveryEvent(flags)
+    run = trainer(
+        tmp_path,
+        [watcher],
+        rows=13,
+        num_train_epochs=2,
+        gradient_accumulation_steps=accumulation,
+        eval_dataset=toy_dataset(4),
+    )
+    run.train()
+    assert watcher.got.pop("on_init_end") == {(True, False, True)}
+    assert watcher.got and all(seen == {(True, True, True)} for seen in watcher.got.values()), watcher.got
+    history = run.state.log_history
+    assert [entry["step"] for entry in history if "loss" in entry] == [2]
+    assert [entry["step"] for entry in history if "eval_loss" in entry] == [2]
+    assert os.listdir(tmp_path) == ["checkpoint-2"] and run.state.global_step == 2
