@@ -298,3 +298,77 @@ def test_what_each_event_receives_and_when_it_is_set(tmp_path: Any, eval_steps: 
         if name == "on_evaluate":
             best_so_far = losses[step] if best_so_far is None else min(best_so_far, losses[step])
     assert run.state.best_metric == best_so_far
+
+
+class _Stops(TrainerCallback):
+    """Records every event's keyword names; prints a line at each step end; stops at update 2's on_step_end."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, set[str]] = {}
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            keys = object.__getattribute__(self, "keys")
+
+            def record(args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                keys.setdefault(name, set()).update(kwargs)
+                if name == "on_step_end":
+                    print(f"step {state.global_step}")
+                    control.should_training_stop = state.global_step == 2
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="05",
+    section="2. Callbacks you will write",
+    text="`disable_tqdm=True` and removing the `PrinterCallback` it brings take the progress display out, so a run "
+    "prints only what its callbacks print.",
+    covers=["logs, evaluations and saves every update", "accumulation 1 and 3", "a stop at update 2"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="2. Callbacks you will write",
+    text="A callback stops training by setting `control.should_training_stop = True`; the Trainer finishes the "
+    "step (its log, evaluation and save) and leaves the loop.",
+    covers=["set at update 2's on_step_end, logs, evaluations and saves every update", "accumulation 1 and 3"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="3. The order of events",
+    text="Every event gets the same six keyword arguments (`model`, `processing_class`, `optimizer`, "
+    "`lr_scheduler`, `train_dataloader`, `eval_dataloader`), but some are still `None` when it fires",
+    covers=["every event of train() with evaluation and of predict()", "no processing_class given (None)"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_quiet_run_that_stops_and_what_events_get(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], accumulation: int
+) -> None:
+    from tiny_training import toy_dataset
+
+    stops = _Stops()
+    run = trainer(
+        tmp_path,
+        [stops],
+        rows=13,
+        num_train_epochs=2,
+        gradient_accumulation_steps=accumulation,
+        logging_strategy="steps",
+        logging_steps=1,
+        eval_strategy="steps",
+        eval_steps=1,
+        eval_dataset=toy_dataset(4),
+        save_strategy="steps",
+        save_steps=1,
+    )
+    capsys.readouterr()
+    run.train()
+    run.predict(toy_dataset(3))
+    assert capsys.readouterr().out == "step 1\nstep 2\n"
+    history = run.state.log_history
+    assert [entry["step"] for entry in history if "loss" in entry] == [1, 2]
+    assert [entry["step"] for entry in history if "eval_loss" in entry] == [1, 2]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint-1", "checkpoint-2"] and run.state.global_step == 2
+    six = {"model", "processing_class", "optimizer", "lr_scheduler", "train_dataloader", "eval_dataloader"}
+    assert stops.keys and all(six <= keys for keys in stops.keys.values()), stops.keys
