@@ -402,3 +402,43 @@ def test_counters_reset_in_on_train_begin_count_each_trial(tmp_path: Any) -> Non
     per_trial = fresh.at_end[0]
     assert len(fresh.ids) == 1 and fresh.at_end == [per_trial] * 3
     assert kept.at_end == [per_trial, 2 * per_trial, 3 * per_trial]
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="4. Where each trial's checkpoints go",
+    text="A trial saves under `output_dir/run-<trial number>/` (or `output_dir/<hp_name(trial)>/`, if `hp_name` "
+    "gives each trial its own name), so trials never overwrite each other.",
+    covers=[
+        "3 trials saving by epoch, 2 epochs, accumulation 2 (uneven last micro-batch)",
+        "hp_name giving one name per trial: a folder each, 2 checkpoints in each",
+        "hp_name giving the same name to every trial: one folder, 2 checkpoints left of 6 (each trial overwrote)",
+    ],
+)
+def test_hp_name_names_each_trials_folder(tmp_path: Any) -> None:
+    def search(folder: str, hp_name: Any) -> None:
+        run = trainer(
+            tmp_path / folder,
+            model_init=lambda trial=None: TinyModel(),
+            rows=13,
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            eval_strategy="epoch",
+            save_strategy="epoch",
+            eval_dataset=toy_dataset(6),
+        )
+        run.hyperparameter_search(
+            hp_space=_space,
+            n_trials=3,
+            direction="minimize",
+            backend="optuna",
+            hp_name=hp_name,
+            sampler=optuna.samplers.TPESampler(seed=0),
+        )
+
+    search("named", lambda trial: f"trial-{trial.number}")
+    folders = sorted(os.listdir(tmp_path / "named"))
+    assert folders == ["trial-0", "trial-1", "trial-2"]
+    assert all(len(os.listdir(tmp_path / "named" / name)) == 2 for name in folders)
+    search("same", lambda trial: "one")
+    assert os.listdir(tmp_path / "same") == ["one"] and len(os.listdir(tmp_path / "same" / "one")) == 2
