@@ -456,3 +456,47 @@ def test_greater_is_better_follows_the_name(tmp_path: Any) -> None:
                 output_dir=str(tmp_path), metric_for_best_model=name, load_best_model_at_end=best, **strategy
             )
             assert built.greater_is_better is (not name.endswith("loss")), (name, best)
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="6. The data pipeline",
+    text='`train_sampling_strategy="group_by_length"` puts reviews of similar length in the same batch, so dynamic '
+    "padding adds fewer pad tokens.",
+    covers=[
+        "48 rows of 3 to 40 tokens, the course tokenizer's collator",
+        "batch 4 and 6 (an uneven count of batches), accumulation 1 and 2, seeds 0, 1 and 2",
+        "a whole epoch of the Trainer's own training dataloader",
+    ],
+)
+@pytest.mark.parametrize(("batch", "accumulation"), [(4, 1), (6, 2)])
+def test_group_by_length_pads_less(tmp_path: Any, batch: int, accumulation: int) -> None:
+    from transformers import DataCollatorWithPadding
+
+    from helpers.models import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    lengths = torch.randint(3, 41, (48,), generator=torch.Generator().manual_seed(0)).tolist()
+    rows = Dataset.from_dict(
+        {
+            "input_ids": [[101] + [1000 + i] * (n - 2) + [102] for i, n in enumerate(lengths)],
+            "labels": [i % 2 for i in range(48)],
+        }
+    )
+
+    def padding(seed: int, **settings: Any) -> int:
+        run = trainer(
+            tmp_path / f"{seed}-{len(settings)}",
+            model=fixtures.tiny_model(seed=0),
+            train_dataset=rows,
+            data_collator=DataCollatorWithPadding(tokenizer),
+            per_device_train_batch_size=batch,
+            gradient_accumulation_steps=accumulation,
+            seed=seed,
+            **settings,
+        )
+        return sum(int((b["attention_mask"] == 0).sum()) for b in run.get_train_dataloader())
+
+    for seed in (0, 1, 2):
+        grouped = padding(seed, train_sampling_strategy="group_by_length")
+        assert grouped < padding(seed), seed

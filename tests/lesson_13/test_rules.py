@@ -151,6 +151,15 @@ def test_loop_recorder_wraps_any_trainer_class(tmp_path: Any, base: str) -> None
 
 @pytest.mark.rule(
     lesson="13",
+    section="1. Which methods do TRL's trainers override?",
+    text="Your own subclass should prefer the public methods.",
+    covers=[
+        "a subclass of SFTTrainer overriding public compute_loss and log: called once an update and once a log, "
+        "accumulation 1 and 2, the same first update as SFTTrainer itself",
+    ],
+)
+@pytest.mark.rule(
+    lesson="13",
     section="Recap",
     text="Prefer public methods in your own subclasses; the private ones TRL overrides can change between releases.",
     covers=[

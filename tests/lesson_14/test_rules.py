@@ -442,3 +442,30 @@ def test_hp_name_names_each_trials_folder(tmp_path: Any) -> None:
     assert all(len(os.listdir(tmp_path / "named" / name)) == 2 for name in folders)
     search("same", lambda trial: "one")
     assert os.listdir(tmp_path / "same") == ["one"] and len(os.listdir(tmp_path / "same" / "one")) == 2
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="1. Did the search find something?",
+    text='A search always returns a "best" trial, even when every trial scores the same.',
+    covers=["3 trials whose objective is the same constant", "minimize and maximize", "accumulation 2"],
+)
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_a_search_returns_a_best_trial_when_all_score_the_same(tmp_path: Any, direction: str) -> None:
+    run = trainer(
+        tmp_path,
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_strategy="epoch",
+        eval_dataset=toy_dataset(6),
+    )
+    best = run.hyperparameter_search(
+        hp_space=_space,
+        compute_objective=lambda metrics: 0.5,
+        n_trials=3,
+        direction=direction,
+        backend="optuna",
+        sampler=optuna.samplers.TPESampler(seed=0),
+    )
+    assert best.objective == 0.5 and best.hyperparameters["learning_rate"] in RATES
