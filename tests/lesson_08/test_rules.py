@@ -521,3 +521,38 @@ def test_a_callback_watches_every_event_and_acts_through_control(tmp_path: Any, 
     assert [entry["step"] for entry in history if "loss" in entry] == [2]
     assert [entry["step"] for entry in history if "eval_loss" in entry] == [2]
     assert os.listdir(tmp_path) == ["checkpoint-2"] and run.state.global_step == 2
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="5. Other methods",
+    text="Returning class ids instead of logits shrinks what evaluation keeps in memory once there are more than "
+    "two classes (an int64 id against a float32 logit per class;",
+    covers=[
+        "BERT classifiers of 2 and 5 classes, 7 rows at eval batch 2 (uneven last batch)",
+        "2 classes: 56 bytes either way; 5 classes: 56 against 140",
+    ],
+)
+@pytest.mark.parametrize("classes", [2, 5])
+def test_class_ids_shrink_predictions_only_beyond_two_classes(tmp_path: Any, classes: int) -> None:
+    from rule_training import ids
+    from transformers import BertConfig, BertForSequenceClassification
+
+    class ClassIds(Trainer):  # the lesson's override
+        def prediction_step(self, model: Any, inputs: Any, prediction_loss_only: bool, ignore_keys: Any = None):
+            loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+            return loss, (logits.argmax(dim=-1) if logits is not None else None), labels
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    config.num_labels = classes
+    model = BertForSequenceClassification(config)
+    rows = ids(7).map(lambda row: {"labels": row["labels"] % classes})
+    logits = trainer(tmp_path / "logits", model=model, per_device_eval_batch_size=2).predict(rows).predictions
+    class_ids = trainer(tmp_path / "ids", model=model, trainer_class=ClassIds, per_device_eval_batch_size=2)
+    kept = class_ids.predict(rows).predictions
+    assert (kept == logits.argmax(-1)).all()
+    assert kept.nbytes == 8 * 7 and logits.nbytes == 4 * classes * 7
+    assert (kept.nbytes < logits.nbytes) == (classes > 2)
