@@ -335,3 +335,36 @@ def test_eval_accumulation_steps_changes_no_result(tmp_path: Any, model: str) ->
     plain, plain_metrics = evaluate("plain")
     moved, moved_metrics = evaluate("moved", eval_accumulation_steps=2)
     assert np.array_equal(plain, moved) and plain_metrics == moved_metrics
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="1. What `compute_metrics` receives",
+    text="Two fixes: take `predictions[0]`, as the pattern's `compute_metrics` does, or keep the extra outputs out of "
+    'evaluation with `evaluate(ignore_keys=["hidden_states"])`, which also saves the memory they take.',
+    covers=[
+        "BERT and Llama classifiers asked for hidden states, 7 rows at eval batch 2 (uneven last batch)",
+        "eval_accumulation_steps 1 and 2",
+        "predictions[0] of the tuple equals the logits of ignore_keys, and ignore_keys keeps fewer bytes",
+    ],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", 1), ("llama", 2)])
+def test_two_fixes_for_predictions_as_a_tuple(tmp_path: Any, model: str, accumulation: int) -> None:
+    built = _bert(True) if model == "bert" else fixtures.tiny_llama(seed=0)
+    built.config.output_hidden_states = True
+    seen = _Seen()
+    run = trainer(
+        tmp_path,
+        model=built,
+        train_dataset=fixtures.random_ids(8),
+        compute_metrics=seen,
+        per_device_eval_batch_size=2,
+        eval_accumulation_steps=accumulation,
+    )
+    evaluation = fixtures.random_ids(7, seed=2)
+    full = run.evaluate(evaluation)
+    lean = run.evaluate(evaluation, ignore_keys=["hidden_states"])
+    (tupled, _), (plain, _) = seen.calls
+    assert isinstance(tupled, tuple) and not isinstance(plain, tuple)
+    assert np.allclose(tupled[0], plain) and full["eval_accuracy"] == lean["eval_accuracy"]
+    assert plain.nbytes < sum(part.nbytes for part in tupled[1]) + tupled[0].nbytes
