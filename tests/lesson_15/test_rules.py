@@ -11,6 +11,7 @@ import pytest
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from rule_training import trainer
+from transformers import TrainerCallback
 
 from exercises.checks import fixtures
 
@@ -275,3 +276,62 @@ def test_a_wrapped_peft_model_needs_label_names_only_when_its_forward_takes_kwar
     assert "eval_loss" not in evaluated("kwargs-columns", Wrapped(), remove_unused_columns=False)
     assert "eval_loss" in evaluated("kwargs-labels", Wrapped(), remove_unused_columns=False, label_names=["labels"])
     assert "eval_loss" in evaluated("named", Named())
+
+
+class _Seen(TrainerCallback):
+    """Every event's name, and at on_pre_optimizer_step the names of the parameters that hold a gradient."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.with_grad: set[str] = set()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            events, with_grad = object.__getattribute__(self, "events"), object.__getattribute__(self, "with_grad")
+
+            def record(args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+                events.append(name)
+                if name == "on_pre_optimizer_step":
+                    with_grad.update(n for n, p in model.named_parameters() if p.grad is not None)
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="4. Pitfalls",
+    text="**Callbacks and `compute_loss` overrides** (lessons 05 to 08) run unchanged on an adapter model: the same "
+    "events in the same order.",
+    covers=["BERT and Llama, full model against LoRA adapter", "accumulation 2, uneven last micro-batch, 2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="15",
+    section="4. Pitfalls",
+    text="What changes is what they **see**: only the trainable parameters have gradients, the names gain PEFT's "
+    "prefix `base_model.model.`",
+    covers=["BERT and Llama adapters", "the gradients at on_pre_optimizer_step of every update"],
+)
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_callbacks_see_the_same_events_on_an_adapter(tmp_path: Any, name: str) -> None:
+    make, targets = MODELS[name]
+    seen = {}
+    for kind in ("full", "adapter"):
+        model = make(seed=0)
+        if kind == "adapter":
+            model = get_peft_model(model, LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+        watcher = _Seen()
+        trainer(
+            tmp_path / kind,
+            [watcher],
+            model=model,
+            train_dataset=fixtures.random_ids(13),
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+        ).train()
+        trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+        seen[kind] = (watcher.events, watcher.with_grad, trainable)
+    assert seen["full"][0] == seen["adapter"][0]
+    events, with_grad, trainable = seen["adapter"]
+    assert with_grad == trainable and all(n.startswith("base_model.model.") for n in with_grad)
+    assert len(trainable) < len(seen["full"][2])
