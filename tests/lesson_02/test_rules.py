@@ -500,3 +500,44 @@ def test_group_by_length_pads_less(tmp_path: Any, batch: int, accumulation: int)
     for seed in (0, 1, 2):
         grouped = padding(seed, train_sampling_strategy="group_by_length")
         assert grouped < padding(seed), seed
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="5. Reproducibility and precision",
+    text="The Trainer seeds Python, NumPy and torch with `seed` when it is built, and `train()` seeds again right "
+    "before it calls `model_init`.",
+    covers=[
+        "seeds 3 and 11: the draws after building equal those after random.seed, np.random.seed, torch.manual_seed",
+        "draws made between building and train(): model_init's first draw is still the seeded one",
+        "accumulation 2",
+    ],
+)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_trainer_seeds_when_built_and_again_before_model_init(tmp_path: Any, seed: int) -> None:
+    import random
+
+    import numpy as np
+    from tiny_training import TinyModel, toy_dataset
+
+    def draws() -> tuple[float, float, float]:
+        return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    expected = draws()
+    first_in_init: list[float] = []
+
+    def model_init() -> TinyModel:
+        first_in_init.append(float(torch.rand(1)))
+        return TinyModel()
+
+    run = trainer(tmp_path, model=TinyModel(), train_dataset=toy_dataset(8), gradient_accumulation_steps=2, seed=seed)
+    assert draws() == expected  # seeded when built
+    run = trainer(
+        tmp_path / "init", model_init=model_init, train_dataset=toy_dataset(8), gradient_accumulation_steps=2, seed=seed
+    )
+    draws(), draws()  # whatever runs between building and training
+    run.train()
+    assert first_in_init[-1] == expected[2]

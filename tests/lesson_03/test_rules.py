@@ -180,3 +180,35 @@ def test_polynomial_power_one_is_linear() -> None:
             polynomial = rates("polynomial", peak, updates, warmup, power=1.0)
             assert max(abs(a - b) for a, b in zip(linear, polynomial, strict=True)) <= 1e-7
             assert polynomial != rates("polynomial", peak, updates, warmup, power=2.0)
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="4. Warmup as a count or as a fraction",
+    text="A share follows the length of the run; a count does not.",
+    covers=[
+        "real runs of 13 rows for 1 and 3 epochs, accumulation 1 and 3 (uneven last group): 0.25 of 7, 21, 3 and "
+        "9 updates, against a count of 2",
+        "the warmup read from the rates applied (the first update at the peak)",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_warmup_share_follows_the_run_a_count_does_not(tmp_path: Any, accumulation: int) -> None:
+    def peak_at(warmup: float, epochs: int) -> tuple[int, int]:
+        recorder = AppliedLRRecorder()
+        run = trainer(
+            tmp_path / f"{warmup}-{epochs}",
+            [recorder],
+            rows=13,
+            gradient_accumulation_steps=accumulation,
+            num_train_epochs=epochs,
+            warmup_steps=warmup,
+            learning_rate=1.0,
+        )
+        run.train()
+        return recorder.lrs.index(max(recorder.lrs)), run.state.max_steps
+
+    for epochs in (1, 3):
+        reached, updates = peak_at(0.25, epochs)
+        assert reached == math.ceil(0.25 * updates)
+        assert peak_at(2, epochs)[0] == 2
