@@ -154,6 +154,13 @@ def test_the_optimizer_is_replaced(tmp_path: Any, route: str) -> None:
 @pytest.mark.rule(
     lesson="01",
     section="8. The progress table",
+    text="`disable_tqdm` decides, and when you do not set it, its default follows the transformers log level at the "
+    "moment `TrainingArguments` is built.",
+    covers=["log levels INFO, WARNING, ERROR and CRITICAL", "the level changed after building: no effect"],
+)
+@pytest.mark.rule(
+    lesson="01",
+    section="8. The progress table",
     text="Two fixes: keep the log level at WARNING, or pass `disable_tqdm=False`.",
     covers=["log levels INFO, WARNING, ERROR and CRITICAL", "disable_tqdm=False at ERROR and CRITICAL"],
 )
@@ -167,6 +174,8 @@ def test_the_progress_table_follows_the_log_level(tmp_path: Any, level: str) -> 
     try:
         args = TrainingArguments(output_dir=str(tmp_path), report_to="none")
         forced = TrainingArguments(output_dir=str(tmp_path), report_to="none", disable_tqdm=False)
+        logging.set_verbosity(logging.WARNING if level in ("ERROR", "CRITICAL") else logging.ERROR)
+        assert args.disable_tqdm is (level in ("ERROR", "CRITICAL"))  # fixed when built
     finally:
         logging.set_verbosity(before)
     table = level in ("INFO", "WARNING")
