@@ -260,6 +260,12 @@ def test_sft_multiplies_by_the_processes_when_tokens_are_averaged(
         "last log, one a micro-batch; the store is empty after each log",
     ],
 )
+@pytest.mark.rule(
+    lesson="13",
+    section="2. How they log numbers of the step",
+    text="collect in `compute_loss`, average in `log`, hand the result to `super().log`, start again.",
+    covers=["SFTTrainer, accumulation 2, a log every 2 updates: means of 4 values a log, the store emptied"],
+)
 def test_sft_collects_in_compute_loss_and_merges_means_in_log(tmp_path: Any) -> None:
     collected: list[dict[str, list[float]]] = []
     left: list[int] = []
