@@ -388,3 +388,30 @@ def test_auto_find_batch_size_shrinks_the_batch_and_keeps_accumulation(tmp_path:
     assert tried == [64, 57, 51, 45, 40]
     assert model.sizes.count(40) == 2 * accumulation  # 2 updates of `accumulation` micro-batches of 40
     assert run.args.gradient_accumulation_steps == accumulation and run.args.per_device_train_batch_size == 64
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="`dataloader_pin_memory=True` (the default) puts batches in page-locked memory for faster copies to a GPU; "
+    "without one it does nothing, and `use_cpu=True` switches it off.",
+    covers=[
+        "this CPU-only machine: use_cpu=True turns the argument and the loader's pin_memory off",
+        "use_cpu=False: the loader asks for pinning, and its batches are the same tensors, not pinned",
+        "accumulation 1 and 3",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_pin_memory_does_nothing_without_a_gpu(tmp_path: Any, accumulation: int) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("the rule's CPU half: a GPU pins")
+    loaders = {}
+    for cpu in (True, False):
+        run = trainer(tmp_path / str(cpu), rows=9, use_cpu=cpu, gradient_accumulation_steps=accumulation)
+        assert run.args.dataloader_pin_memory is (not cpu)
+        loader = run.get_train_dataloader()
+        assert loader.pin_memory is (not cpu)
+        loaders[cpu] = [batch for batch in loader]
+    assert len(loaders[True]) == len(loaders[False]) == 5
+    for pinned_or_not, plain in zip(loaders[False], loaders[True], strict=True):
+        assert torch.equal(pinned_or_not["x"], plain["x"]) and not pinned_or_not["x"].is_pinned()
