@@ -252,6 +252,12 @@ class _Carried(TrainerCallback):
 @pytest.mark.rule(
     lesson="05",
     section="3. The order of events",
+    text="`metrics` and `logs` come only where they exist.",
+    covers=["every event of train() with evaluation by steps", "predict()", "accumulation 3"],
+)
+@pytest.mark.rule(
+    lesson="05",
+    section="3. The order of events",
     text="`metrics` reaches `on_evaluate` and `on_predict`, `logs` only `on_log`.",
     covers=["every event of train() with evaluation by steps", "predict() and evaluate()", "accumulation 3"],
 )
