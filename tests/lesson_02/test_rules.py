@@ -273,6 +273,17 @@ def test_group_by_length_reorders_predictions(tmp_path: Any, model: str) -> None
         "from the plain loss, and the labels tensor is left as it was",
     ],
 )
+@pytest.mark.rule(
+    lesson="02",
+    section="7. Label smoothing",
+    text="The labels `compute_metrics` receives are the same integers either way; the smoothing happens inside the "
+    "loss, in training *and* in evaluation, so an `eval_loss` with smoothing cannot be compared with one without.",
+    covers=[
+        "BERT, DistilBERT and Llama classifiers, label_smoothing_factor 0.1 and 0.3",
+        "training: compute_loss on a batch of the Trainer's dataloader; evaluation: evaluate() on 7 rows",
+        "compute_metrics gets the dataset's labels with and without smoothing",
+    ],
+)
 @pytest.mark.parametrize("model", sorted(MODELS))
 @pytest.mark.parametrize("smoothing", [0.1, 0.3])
 def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: str, smoothing: float) -> None:
@@ -287,6 +298,18 @@ def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: s
     expected = torch.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     assert abs(loss.item() - torch.nn.functional.cross_entropy(logits, labels).item()) > 1e-5
+    seen: list[Any] = []
+    evaluation = ids(7)
+    plain = trainer(tmp_path / "plain", model=built, compute_metrics=lambda p: seen.append(p.label_ids) or {})
+    smoothed = trainer(
+        tmp_path / "smoothed",
+        model=built,
+        label_smoothing_factor=smoothing,
+        compute_metrics=lambda p: seen.append(p.label_ids) or {},
+    )
+    without, with_smoothing = plain.evaluate(evaluation), smoothed.evaluate(evaluation)
+    assert abs(with_smoothing["eval_loss"] - without["eval_loss"]) > 1e-5  # not comparable
+    assert (seen[0] == seen[1]).all() and (seen[0] == evaluation["labels"]).all()
 
 
 class _RowsPerUpdate(TrainerCallback):
