@@ -84,6 +84,12 @@ def test_imbalanced_sample_rejects_sizes_it_cannot_draw() -> None:
         capstone.imbalanced_sample(split, 1)
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="1. The task",
+    text="Two calls after the same seed give the same head, whatever ran in between.",
+    covers=["1 and 1000 random draws between the seed and the call", "a call without seeding gives another head"],
+)
 def test_model_init_gives_the_same_head_after_the_same_seed_whatever_ran_before() -> None:
     heads = []
     for noise in (1, 1000):
@@ -360,6 +366,16 @@ print("SCORES", json.dumps(t.exercises.run_project(t.make_short_plain, draw=t.DR
 """
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="Recap",
+    text="A project check should train and score your code itself, from a seeded start, on data your code never "
+    "saw, as `q2.check()` does;",
+    covers=[
+        "a seeded start: the same answer scores the same in a fresh process as after simulated earlier cells "
+        "(F1, ROC-AUC, average precision)",
+    ],
+)
 def test_q2_scores_an_answer_the_same_in_a_fresh_process_as_after_earlier_cells(short_run_after_earlier_cells) -> None:
     run = subprocess.run([sys.executable, "-c", SCORE_IN_A_FRESH_PROCESS], cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -386,6 +402,13 @@ class LookUpValidationLabels(torch.nn.Module):
         return outputs
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="Recap",
+    text="A project check should train and score your code itself, from a seeded start, on data your code never "
+    "saw, as `q2.check()` does;",
+    covers=["data your code never saw: a model that knows every validation label (F1 1.0 there) fails the check"],
+)
 def test_q2_a_model_that_knows_the_validation_labels_gains_nothing() -> None:
     validation = capstone.load_data()["validation"]
     cheat = LookUpValidationLabels(capstone.model_init(), validation)
@@ -421,6 +444,13 @@ class LookUpEveryReview(LookUpValidationLabels):
         self.model, self.known = model, known
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="Recap",
+    text="A project check should train and score your code itself, from a seeded start, on data your code never "
+    "saw, as `q2.check()` does;",
+    covers=["data your code never saw: a model that knows every review the helpers load fails the check"],
+)
 def test_q2_a_lookup_of_every_split_the_helpers_load_gains_nothing() -> None:
     known = _every_review_the_helpers_load()
     pool = capstone._tokenized_splits()["held_out"]
@@ -478,6 +508,13 @@ class WithAnExtraLayer(torch.nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
 
 
+@pytest.mark.rule(
+    lesson="12",
+    section="Recap",
+    text="A project check should train and score your code itself, from a seeded start, on data your code never "
+    "saw, as `q2.check()` does;",
+    covers=["scored by the check itself: held-out samples drawn when it scores, two draws within 0.02 F1"],
+)
 def test_held_out_samples_are_drawn_when_it_scores_and_score_alike() -> None:
     model = capstone.model_init()
     with torch.no_grad():

@@ -22,6 +22,18 @@ MODELS = {"bert": fixtures.tiny_model, "llama": fixtures.tiny_llama}
     text="`model_init` gives a fresh model on every `train()`",
     covers=["a second train() on the same Trainer", "accumulation 1 and 2", "uneven last micro-batch"],
 )
+@pytest.mark.rule(
+    lesson="01",
+    section="5. `model` or `model_init`",
+    text="`model_init=` takes a function instead, and every `train()` builds a fresh model from it",
+    covers=["a second train() on the same Trainer", "accumulation 1 and 2", "uneven last micro-batch"],
+)
+@pytest.mark.rule(
+    lesson="01",
+    section="5. `model` or `model_init`",
+    text="`model=` trains the object you pass, so a second `train()` continues from where the first stopped.",
+    covers=["a second train() on the same Trainer: it starts from the first's weights", "accumulation 1 and 2"],
+)
 @pytest.mark.parametrize("accumulation", [1, 2])
 def test_every_train_starts_from_a_fresh_model(tmp_path: Any, accumulation: int) -> None:
     built: list[Any] = []
@@ -39,6 +51,15 @@ def test_every_train_starts_from_a_fresh_model(tmp_path: Any, accumulation: int)
     assert len(built) == 3 and built[1] is not built[2] and run.model is built[2]  # one more when the Trainer is built
     assert second == first
     assert all(torch.equal(a, b) for a, b in zip(weights, run.model.parameters(), strict=True))
+    given = fixtures.tiny_model(seed=0)
+    kept = trainer(
+        tmp_path / "model", model=given, train_dataset=fixtures.random_ids(13), gradient_accumulation_steps=accumulation
+    )
+    assert kept.train().training_loss == first  # the same start as model_init's first train()
+    after_first = [parameter.detach().clone() for parameter in given.parameters()]
+    again = kept.train().training_loss
+    assert kept.model is given and again != first  # the second train() went on from the trained weights
+    assert not all(torch.equal(a, b) for a, b in zip(after_first, given.parameters(), strict=True))
 
 
 @pytest.mark.rule(
@@ -130,6 +151,19 @@ def test_the_optimizer_is_replaced(tmp_path: Any, route: str) -> None:
     "printed.",
     covers=["log levels INFO, WARNING, ERROR and CRITICAL", "disable_tqdm=False at ERROR", "the Trainer's callbacks"],
 )
+@pytest.mark.rule(
+    lesson="01",
+    section="8. The progress table",
+    text="`disable_tqdm` decides, and when you do not set it, its default follows the transformers log level at the "
+    "moment `TrainingArguments` is built.",
+    covers=["log levels INFO, WARNING, ERROR and CRITICAL", "the level changed after building: no effect"],
+)
+@pytest.mark.rule(
+    lesson="01",
+    section="8. The progress table",
+    text="Two fixes: keep the log level at WARNING, or pass `disable_tqdm=False`.",
+    covers=["log levels INFO, WARNING, ERROR and CRITICAL", "disable_tqdm=False at ERROR and CRITICAL"],
+)
 @pytest.mark.parametrize("level", ["INFO", "WARNING", "ERROR", "CRITICAL"])
 def test_the_progress_table_follows_the_log_level(tmp_path: Any, level: str) -> None:
     from transformers import TrainingArguments
@@ -140,6 +174,8 @@ def test_the_progress_table_follows_the_log_level(tmp_path: Any, level: str) -> 
     try:
         args = TrainingArguments(output_dir=str(tmp_path), report_to="none")
         forced = TrainingArguments(output_dir=str(tmp_path), report_to="none", disable_tqdm=False)
+        logging.set_verbosity(logging.WARNING if level in ("ERROR", "CRITICAL") else logging.ERROR)
+        assert args.disable_tqdm is (level in ("ERROR", "CRITICAL"))  # fixed when built
     finally:
         logging.set_verbosity(before)
     table = level in ("INFO", "WARNING")
@@ -149,3 +185,40 @@ def test_the_progress_table_follows_the_log_level(tmp_path: Any, level: str) -> 
     }
     assert args.disable_tqdm is not table and forced.disable_tqdm is False
     assert ("ProgressCallback" in names) == table and ("PrinterCallback" in names) != table
+
+
+@pytest.mark.rule(
+    lesson="01",
+    section="7. Your own metrics",
+    text="Call it once on a hand-made prediction before a long run depends on it; a typo inside it surfaces only "
+    "at the first evaluation.",
+    covers=[
+        "evaluation by steps (the first after 3 updates) and by epoch",
+        "accumulation 2, uneven last micro-batch",
+        "the hand-made EvalPrediction raises at once",
+    ],
+)
+@pytest.mark.parametrize("strategy", [{"eval_strategy": "steps", "eval_steps": 3}, {"eval_strategy": "epoch"}])
+def test_a_typo_in_compute_metrics_surfaces_at_the_first_evaluation(tmp_path: Any, strategy: dict[str, Any]) -> None:
+    import numpy as np
+    from transformers import EvalPrediction
+
+    def compute_metrics(prediction: Any) -> dict[str, float]:
+        predicted = prediction.predictions.argmax(-1)
+        return {"accuracy": float((predicted == prediction.labels_ids).mean())}  # the typo: label_ids
+
+    with pytest.raises(AttributeError, match="labels_ids"):
+        compute_metrics(EvalPrediction(predictions=np.zeros((2, 2)), label_ids=np.array([0, 1])))
+    run = trainer(
+        tmp_path,
+        model=fixtures.tiny_model(seed=0),
+        train_dataset=fixtures.random_ids(13),
+        eval_dataset=fixtures.random_ids(4),
+        compute_metrics=compute_metrics,
+        gradient_accumulation_steps=2,
+        num_train_epochs=2,
+        **strategy,
+    )
+    with pytest.raises(AttributeError, match="labels_ids"):
+        run.train()
+    assert run.state.global_step == (3 if strategy["eval_strategy"] == "steps" else 4)  # trained until then

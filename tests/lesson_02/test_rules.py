@@ -10,7 +10,7 @@ import pytest
 import torch
 from datasets import Dataset
 from rule_training import MODELS, first_step, ids, trainer
-from transformers import TrainingArguments
+from transformers import TrainerCallback, TrainingArguments
 
 from exercises.checks import fixtures
 
@@ -273,6 +273,17 @@ def test_group_by_length_reorders_predictions(tmp_path: Any, model: str) -> None
         "from the plain loss, and the labels tensor is left as it was",
     ],
 )
+@pytest.mark.rule(
+    lesson="02",
+    section="7. Label smoothing",
+    text="The labels `compute_metrics` receives are the same integers either way; the smoothing happens inside the "
+    "loss, in training *and* in evaluation, so an `eval_loss` with smoothing cannot be compared with one without.",
+    covers=[
+        "BERT, DistilBERT and Llama classifiers, label_smoothing_factor 0.1 and 0.3",
+        "training: compute_loss on a batch of the Trainer's dataloader; evaluation: evaluate() on 7 rows",
+        "compute_metrics gets the dataset's labels with and without smoothing",
+    ],
+)
 @pytest.mark.parametrize("model", sorted(MODELS))
 @pytest.mark.parametrize("smoothing", [0.1, 0.3])
 def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: str, smoothing: float) -> None:
@@ -287,3 +298,269 @@ def test_label_smoothing_changes_the_loss_not_the_labels(tmp_path: Any, model: s
     expected = torch.nn.functional.cross_entropy(logits, labels, label_smoothing=smoothing)
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     assert abs(loss.item() - torch.nn.functional.cross_entropy(logits, labels).item()) > 1e-5
+    seen: list[Any] = []
+    evaluation = ids(7)
+    plain = trainer(tmp_path / "plain", model=built, compute_metrics=lambda p: seen.append(p.label_ids) or {})
+    smoothed = trainer(
+        tmp_path / "smoothed",
+        model=built,
+        label_smoothing_factor=smoothing,
+        compute_metrics=lambda p: seen.append(p.label_ids) or {},
+    )
+    without, with_smoothing = plain.evaluate(evaluation), smoothed.evaluate(evaluation)
+    assert abs(with_smoothing["eval_loss"] - without["eval_loss"]) > 1e-5  # not comparable
+    assert (seen[0] == seen[1]).all() and (seen[0] == evaluation["labels"]).all()
+
+
+class _RowsPerUpdate(TrainerCallback):
+    """The reviews each optimizer update took: rows counted by a forward pre-hook, read at ``on_step_end``."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.rows, self.per_update = 0, []
+        model.register_forward_pre_hook(self._count, with_kwargs=True)
+
+    def _count(self, module: Any, args: Any, kwargs: dict[str, Any]) -> None:
+        self.rows += len(kwargs["labels"])
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.per_update.append(self.rows)
+        self.rows = 0
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="Recap",
+    text="Batch × accumulation is the effective batch, and a smaller micro-batch keeps fewer activations.",
+    covers=[
+        "2 × 3 and 4 × 2 over 2 epochs, BERT and Llama classifiers",
+        "an uneven last accumulation group (its update takes the reviews left: 22 rows as 2 × 3 give 6, 6, 6, 4)",
+        "activations of 2 against 8 reviews: BERT, DistilBERT and Llama classifiers",
+    ],
+)
+@pytest.mark.parametrize(("model", "batch", "accumulation"), [("bert", 2, 3), ("llama", 4, 2)])
+def test_batch_times_accumulation_is_the_effective_batch(
+    tmp_path: Any, model: str, batch: int, accumulation: int
+) -> None:
+    from helpers.performance import saved_tensor_bytes
+
+    built = MODELS[model](seed=0)
+    counter = _RowsPerUpdate(built)
+    run = trainer(
+        tmp_path,
+        [counter],
+        model=built,
+        train_dataset=ids(22),
+        per_device_train_batch_size=batch,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=2,
+    )
+    run.train()
+    effective = batch * accumulation
+    per_epoch = [effective] * (22 // effective) + ([22 % effective] if 22 % effective else [])
+    assert counter.per_update == per_epoch * 2
+    for name in MODELS:  # a smaller micro-batch keeps fewer activations
+        other = MODELS[name](seed=0)
+        rows = ids(8)[:]
+        batch8 = {key: torch.tensor(rows[key]) for key in ("input_ids", "attention_mask", "labels")}
+        batch2 = {key: value[:2] for key, value in batch8.items()}
+        assert saved_tensor_bytes(other, batch2) < saved_tensor_bytes(other, batch8) / 2, name
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="5. Reproducibility and precision",
+    text="`data_seed` seeds only the order of the training data, independently of `seed`",
+    covers=[
+        "TinyModel built by model_init (its start follows seed)",
+        "accumulation 2, uneven last micro-batch (13 rows), 2 epochs",
+        "same data_seed, other seed: the same order, another start; same seed, other data_seed: another order, "
+        "the same start",
+    ],
+)
+def test_data_seed_orders_the_data_only(tmp_path: Any) -> None:
+    from tiny_training import TinyModel, toy_dataset
+
+    def run(seed: int, data_seed: int) -> tuple[list[float], torch.Tensor]:
+        order: list[float] = []
+        starts: list[torch.Tensor] = []
+
+        def model_init() -> TinyModel:
+            model = TinyModel()
+            starts.append(model.linear.weight.detach().clone())
+            model.register_forward_pre_hook(
+                lambda module, args, kwargs: order.extend(kwargs["x"][:, 0].tolist()), with_kwargs=True
+            )
+            return model
+
+        trainer(
+            tmp_path / f"{seed}-{data_seed}",
+            model_init=model_init,
+            train_dataset=toy_dataset(13),
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            seed=seed,
+            data_seed=data_seed,
+        ).train()
+        return order, starts[-1]
+
+    base_order, base_start = run(1, 7)
+    other_seed_order, other_seed_start = run(2, 7)
+    other_data_order, other_data_start = run(1, 8)
+    assert other_seed_order == base_order and not torch.equal(other_seed_start, base_start)
+    assert other_data_order != base_order and torch.equal(other_data_start, base_start)
+    assert sorted(other_data_order) == sorted(base_order)
+
+
+def _fired(tmp_path: Any, accumulation: int, **settings: Any) -> dict[str, list[int]]:
+    """The updates that logged a training loss, evaluated and saved, in a TinyModel run of 13 rows."""
+    import os
+
+    from tiny_training import toy_dataset
+
+    run = trainer(tmp_path, rows=13, gradient_accumulation_steps=accumulation, eval_dataset=toy_dataset(4), **settings)
+    run.train()
+    history = run.state.log_history
+    return {
+        "log": [entry["step"] for entry in history if "loss" in entry],
+        "evaluate": [entry["step"] for entry in history if "eval_loss" in entry],
+        "save": sorted(int(name.split("-")[1]) for name in os.listdir(tmp_path) if name.startswith("checkpoint-")),
+    }
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="3. Logging, evaluation and saving",
+    text='With `"epoch"`, everything fires at the end of each epoch instead.',
+    covers=["accumulation 1 (7 updates an epoch) and 3 (3, the last of one micro-batch)", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="02",
+    section="3. Logging, evaluation and saving",
+    text="the last update (5) is evaluated and saved because training ends off the interval.",
+    covers=[
+        "max_steps 5 with eval and save every 2: evaluated and saved at 5",
+        "2 epochs ending on update 14 or 6 with an interval of 4: evaluated and saved at the last update",
+        "accumulation 1 and 3",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_when_logging_evaluation_and_saving_fire(tmp_path: Any, accumulation: int) -> None:
+    per_epoch = -(-7 // accumulation)
+    epochs = _fired(
+        tmp_path / "epoch",
+        accumulation,
+        num_train_epochs=2,
+        logging_strategy="epoch",
+        eval_strategy="epoch",
+        save_strategy="epoch",
+    )
+    assert epochs == {key: [per_epoch, 2 * per_epoch] for key in ("log", "evaluate", "save")}
+    steps = dict(eval_strategy="steps", eval_steps=2, save_strategy="steps", save_steps=2)
+    short = _fired(tmp_path / "max_steps", accumulation, num_train_epochs=3, max_steps=5, **steps)
+    assert short["evaluate"] == short["save"] == [2, 4, 5]
+    every_4 = dict(eval_strategy="steps", eval_steps=4, save_strategy="steps", save_steps=4)
+    ends = _fired(tmp_path / "epochs", accumulation, num_train_epochs=2, **every_4)
+    expected = [step for step in range(4, 2 * per_epoch + 1, 4)]
+    expected += [] if 2 * per_epoch % 4 == 0 else [2 * per_epoch]
+    assert ends["evaluate"] == ends["save"] == expected
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="4. The best model",
+    text="`greater_is_better` defaults to `False` for names that end in `loss`, `True` otherwise.",
+    covers=["loss, eval_loss, my_loss", "accuracy, eval_f1, loss_ratio", "with and without load_best_model_at_end"],
+)
+def test_greater_is_better_follows_the_name(tmp_path: Any) -> None:
+    for name in ("loss", "eval_loss", "my_loss", "accuracy", "eval_f1", "loss_ratio"):
+        for best in (False, True):
+            strategy = dict(eval_strategy="epoch", save_strategy="epoch") if best else {}
+            built = TrainingArguments(
+                output_dir=str(tmp_path), metric_for_best_model=name, load_best_model_at_end=best, **strategy
+            )
+            assert built.greater_is_better is (not name.endswith("loss")), (name, best)
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="6. The data pipeline",
+    text='`train_sampling_strategy="group_by_length"` puts reviews of similar length in the same batch, so dynamic '
+    "padding adds fewer pad tokens.",
+    covers=[
+        "48 rows of 3 to 40 tokens, the course tokenizer's collator",
+        "batch 4 and 6 (an uneven count of batches), accumulation 1 and 2, seeds 0, 1 and 2",
+        "a whole epoch of the Trainer's own training dataloader",
+    ],
+)
+@pytest.mark.parametrize(("batch", "accumulation"), [(4, 1), (6, 2)])
+def test_group_by_length_pads_less(tmp_path: Any, batch: int, accumulation: int) -> None:
+    from transformers import DataCollatorWithPadding
+
+    from helpers.models import load_tokenizer
+
+    tokenizer = load_tokenizer()
+    lengths = torch.randint(3, 41, (48,), generator=torch.Generator().manual_seed(0)).tolist()
+    rows = Dataset.from_dict(
+        {
+            "input_ids": [[101] + [1000 + i] * (n - 2) + [102] for i, n in enumerate(lengths)],
+            "labels": [i % 2 for i in range(48)],
+        }
+    )
+
+    def padding(seed: int, **settings: Any) -> int:
+        run = trainer(
+            tmp_path / f"{seed}-{len(settings)}",
+            model=fixtures.tiny_model(seed=0),
+            train_dataset=rows,
+            data_collator=DataCollatorWithPadding(tokenizer),
+            per_device_train_batch_size=batch,
+            gradient_accumulation_steps=accumulation,
+            seed=seed,
+            **settings,
+        )
+        return sum(int((b["attention_mask"] == 0).sum()) for b in run.get_train_dataloader())
+
+    for seed in (0, 1, 2):
+        grouped = padding(seed, train_sampling_strategy="group_by_length")
+        assert grouped < padding(seed), seed
+
+
+@pytest.mark.rule(
+    lesson="02",
+    section="5. Reproducibility and precision",
+    text="The Trainer seeds Python, NumPy and torch with `seed` when it is built, and `train()` seeds again right "
+    "before it calls `model_init`.",
+    covers=[
+        "seeds 3 and 11: the draws after building equal those after random.seed, np.random.seed, torch.manual_seed",
+        "draws made between building and train(): model_init's first draw is still the seeded one",
+        "accumulation 2",
+    ],
+)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_trainer_seeds_when_built_and_again_before_model_init(tmp_path: Any, seed: int) -> None:
+    import random
+
+    import numpy as np
+    from tiny_training import TinyModel, toy_dataset
+
+    def draws() -> tuple[float, float, float]:
+        return random.random(), float(np.random.rand()), float(torch.rand(1))
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    expected = draws()
+    first_in_init: list[float] = []
+
+    def model_init() -> TinyModel:
+        first_in_init.append(float(torch.rand(1)))
+        return TinyModel()
+
+    run = trainer(tmp_path, model=TinyModel(), train_dataset=toy_dataset(8), gradient_accumulation_steps=2, seed=seed)
+    assert draws() == expected  # seeded when built
+    run = trainer(
+        tmp_path / "init", model_init=model_init, train_dataset=toy_dataset(8), gradient_accumulation_steps=2, seed=seed
+    )
+    draws(), draws()  # whatever runs between building and training
+    run.train()
+    assert first_in_init[-1] == expected[2]

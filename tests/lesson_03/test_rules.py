@@ -109,3 +109,106 @@ def test_the_logged_rate_is_the_applied_one(
         logged,
         applied,
     )
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="1. Every scheduler type",
+    text="Three types need a setting that has no default: a floor (`min_lr` or `min_lr_rate`) for the two min-lr "
+    "cosines, and the length of the decay (`num_decay_steps`) for `warmup_stable_decay`.",
+    covers=[
+        "every SchedulerType built by get_scheduler with 10 warmup of 100 updates and no lr_scheduler_kwargs: "
+        "exactly those three refuse",
+        "each of them with its setting: a run of 4 updates at accumulation 2 (uneven last group)",
+    ],
+)
+def test_three_scheduler_types_need_a_setting(tmp_path: Any) -> None:
+    import torch
+    from transformers import SchedulerType, get_scheduler
+
+    needs = {
+        "cosine_with_min_lr": {"min_lr": 1e-5},
+        "cosine_warmup_with_min_lr": {"min_lr_rate": 0.1},
+        "warmup_stable_decay": {"num_decay_steps": 2},
+    }
+    refused = set()
+    for kind in SchedulerType:
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+        try:
+            get_scheduler(kind.value, optimizer, num_warmup_steps=10, num_training_steps=100)
+        except (TypeError, ValueError):
+            refused.add(kind.value)
+    assert refused == set(needs)
+    for kind, setting in needs.items():
+        run = trainer(
+            tmp_path / kind,
+            rows=15,
+            gradient_accumulation_steps=2,
+            max_steps=4,
+            lr_scheduler_type=kind,
+            lr_scheduler_kwargs=setting,
+        )
+        run.train()
+        assert run.state.global_step == 4
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="3. What `lr_scheduler_kwargs` changes",
+    text="`polynomial` with `power=1` *is* the linear schedule (down to its `lr_end`, 1e-7 by default)",
+    covers=["37 and 100 updates", "warmup 0 and 10", "a peak of 1 and of 2e-4: every rate within lr_end of linear's"],
+)
+def test_polynomial_power_one_is_linear() -> None:
+    import torch
+    from transformers import get_scheduler
+
+    def rates(kind: str, peak: float, updates: int, warmup: int, **kwargs: Any) -> list[float]:
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)
+        scheduler = get_scheduler(
+            kind, optimizer, num_warmup_steps=warmup, num_training_steps=updates, scheduler_specific_kwargs=kwargs
+        )
+        out = []
+        for _ in range(updates):
+            out.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()
+            scheduler.step()
+        return out
+
+    for peak in (1.0, 2e-4):
+        for updates, warmup in ((37, 0), (100, 10)):
+            linear = rates("linear", peak, updates, warmup)
+            polynomial = rates("polynomial", peak, updates, warmup, power=1.0)
+            assert max(abs(a - b) for a, b in zip(linear, polynomial, strict=True)) <= 1e-7
+            assert polynomial != rates("polynomial", peak, updates, warmup, power=2.0)
+
+
+@pytest.mark.rule(
+    lesson="03",
+    section="4. Warmup as a count or as a fraction",
+    text="A share follows the length of the run; a count does not.",
+    covers=[
+        "real runs of 13 rows for 1 and 3 epochs, accumulation 1 and 3 (uneven last group): 0.25 of 7, 21, 3 and "
+        "9 updates, against a count of 2",
+        "the warmup read from the rates applied (the first update at the peak)",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_warmup_share_follows_the_run_a_count_does_not(tmp_path: Any, accumulation: int) -> None:
+    def peak_at(warmup: float, epochs: int) -> tuple[int, int]:
+        recorder = AppliedLRRecorder()
+        run = trainer(
+            tmp_path / f"{warmup}-{epochs}",
+            [recorder],
+            rows=13,
+            gradient_accumulation_steps=accumulation,
+            num_train_epochs=epochs,
+            warmup_steps=warmup,
+            learning_rate=1.0,
+        )
+        run.train()
+        return recorder.lrs.index(max(recorder.lrs)), run.state.max_steps
+
+    for epochs in (1, 3):
+        reached, updates = peak_at(0.25, epochs)
+        assert reached == math.ceil(0.25 * updates)
+        assert peak_at(2, epochs)[0] == 2

@@ -121,6 +121,17 @@ def test_a_best_model_metric_not_returned_fails_loudly(tmp_path: Any, name: str)
     "model and early stopping",
     covers=["two evaluation sets", "load_best_model_at_end with early stopping", "uneven last evaluation batch"],
 )
+@pytest.mark.rule(
+    lesson="04",
+    section="3. Several evaluation sets",
+    text='`metric_for_best_model` must now name one set\'s metric: plain `"f1"` no longer exists (the run would stop '
+    "at the first evaluation with a `KeyError` that lists the names that do).",
+    covers=[
+        "two evaluation sets, evaluation every 2 updates",
+        "plain 'accuracy': KeyError at step 2 naming eval_small_accuracy and eval_large_accuracy",
+        "one set's metric: the run completes",
+    ],
+)
 def test_a_dict_of_evaluation_sets_prefixes_each_metric(tmp_path: Any) -> None:
     sets = {"small": toy_dataset(3), "large": toy_dataset(7)}
     run = trainer(
@@ -141,6 +152,18 @@ def test_a_dict_of_evaluation_sets_prefixes_each_metric(tmp_path: Any) -> None:
     keys = {key for entry in run.state.log_history for key in entry if key.startswith("eval_")}
     assert {"eval_small_accuracy", "eval_large_accuracy", "eval_small_loss", "eval_large_loss"} <= keys
     assert "eval_accuracy" not in keys and run.state.best_metric is not None
+    plain = trainer(
+        tmp_path / "plain",
+        rows=12,
+        eval_dataset=sets,
+        compute_metrics=_Seen(),
+        eval_strategy="steps",
+        eval_steps=2,
+        metric_for_best_model="accuracy",
+    )
+    with pytest.raises(KeyError, match="eval_large_accuracy") as stopped:
+        plain.train()
+    assert "eval_small_accuracy" in str(stopped.value) and plain.state.global_step == 2
 
 
 @pytest.mark.rule(
@@ -152,6 +175,13 @@ def test_a_dict_of_evaluation_sets_prefixes_each_metric(tmp_path: Any) -> None:
         "the stock BERT classifier",
         "evaluate() and a train() with evaluation",
     ],
+)
+@pytest.mark.rule(
+    lesson="04",
+    section="4. When `compute_metrics` is never called",
+    text="Without labels, or with `label_names` that name no column of the batch, there is no loss and no metric, "
+    "and no error either; `prediction_loss_only=True` keeps the loss and skips the metrics.",
+    covers=["TinyModel (forward without **kwargs)", "the stock BERT classifier (its batch still holds labels)"],
 )
 @pytest.mark.parametrize("model", ["tiny", "bert"])
 @pytest.mark.parametrize("case", ["no labels", "wrong label_names", "prediction_loss_only"])
@@ -176,6 +206,7 @@ def test_no_metrics_silently(tmp_path: Any, model: str, case: str) -> None:
     )
     metrics = run.evaluate()
     assert seen.calls == [] and "eval_accuracy" not in metrics
+    assert ("eval_loss" in metrics) == (case == "prediction_loss_only"), sorted(metrics)
 
 
 @pytest.mark.rule(
@@ -304,3 +335,36 @@ def test_eval_accumulation_steps_changes_no_result(tmp_path: Any, model: str) ->
     plain, plain_metrics = evaluate("plain")
     moved, moved_metrics = evaluate("moved", eval_accumulation_steps=2)
     assert np.array_equal(plain, moved) and plain_metrics == moved_metrics
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="1. What `compute_metrics` receives",
+    text="Two fixes: take `predictions[0]`, as the pattern's `compute_metrics` does, or keep the extra outputs out of "
+    'evaluation with `evaluate(ignore_keys=["hidden_states"])`, which also saves the memory they take.',
+    covers=[
+        "BERT and Llama classifiers asked for hidden states, 7 rows at eval batch 2 (uneven last batch)",
+        "eval_accumulation_steps 1 and 2",
+        "predictions[0] of the tuple equals the logits of ignore_keys, and ignore_keys keeps fewer bytes",
+    ],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", 1), ("llama", 2)])
+def test_two_fixes_for_predictions_as_a_tuple(tmp_path: Any, model: str, accumulation: int) -> None:
+    built = _bert(True) if model == "bert" else fixtures.tiny_llama(seed=0)
+    built.config.output_hidden_states = True
+    seen = _Seen()
+    run = trainer(
+        tmp_path,
+        model=built,
+        train_dataset=fixtures.random_ids(8),
+        compute_metrics=seen,
+        per_device_eval_batch_size=2,
+        eval_accumulation_steps=accumulation,
+    )
+    evaluation = fixtures.random_ids(7, seed=2)
+    full = run.evaluate(evaluation)
+    lean = run.evaluate(evaluation, ignore_keys=["hidden_states"])
+    (tupled, _), (plain, _) = seen.calls
+    assert isinstance(tupled, tuple) and not isinstance(plain, tuple)
+    assert np.allclose(tupled[0], plain) and full["eval_accuracy"] == lean["eval_accuracy"]
+    assert plain.nbytes < sum(part.nbytes for part in tupled[1]) + tupled[0].nbytes

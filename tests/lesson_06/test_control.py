@@ -166,6 +166,13 @@ def _lr_run(tmp_path: Any, route: str) -> tuple[list[float], list[float]]:
     return applied.lrs, logged
 
 
+@pytest.mark.rule(
+    lesson="06",
+    section="5. Changing the learning rate",
+    text="for a formula of your own, pass `optimizers=(optimizer, scheduler)` or override `create_scheduler`, which "
+    "log right too",
+    covers=["a cosine of its own by each route", "accumulation 2", "8 updates over 2 epochs: applied = logged"],
+)
 @pytest.mark.parametrize("route", ["optimizers=", "create_scheduler"])
 def test_a_scheduler_of_your_own_is_applied_and_logged(tmp_path: Any, route: str) -> None:
     applied, logged = _lr_run(tmp_path, route)

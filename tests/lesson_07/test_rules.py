@@ -276,6 +276,12 @@ def test_the_stock_classifier_is_k_times_too_large() -> None:
 @pytest.mark.rule(
     lesson="07",
     section="1. The contract of `compute_loss`",
+    text="In evaluation it gets `return_outputs=True` and must return **`(loss, outputs)`**",
+    covers=["accumulation 2", "forward without **kwargs", "forward with **kwargs", "a loss alone: evaluate() fails"],
+)
+@pytest.mark.rule(
+    lesson="07",
+    section="1. The contract of `compute_loss`",
     text="Ignore `return_outputs` and evaluation breaks, not training.",
     covers=["accumulation 2", "forward without **kwargs", "forward with **kwargs"],
 )

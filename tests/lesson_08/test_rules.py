@@ -191,13 +191,51 @@ def test_clipping_inside_training_step_changes_the_update(tmp_path: Any, accumul
     section="5. Other methods",
     text="There is no `evaluation_step` to override: to change what happens to one evaluation batch, override "
     "`prediction_step`",
-    covers=["Trainer", "Seq2SeqTrainer"],
+    covers=[
+        "Trainer and Seq2SeqTrainer",
+        "evaluate() and predict()",
+        "an uneven last evaluation batch (7 rows, batch 2)",
+        "eval_accumulation_steps 2",
+        "BERT and Llama classifiers",
+    ],
 )
-def test_there_is_no_evaluation_step() -> None:
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="there is no `evaluation_step`.",
+    covers=["Trainer and Seq2SeqTrainer", "evaluate() and predict() through prediction_step, once a batch"],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", None), ("llama", 2)])
+def test_there_is_no_evaluation_step(tmp_path: Any, model: str, accumulation: int | None) -> None:
+    from rule_training import MODELS, ids
     from transformers import Seq2SeqTrainer
 
     for cls in (Trainer, Seq2SeqTrainer):
         assert not hasattr(cls, "evaluation_step") and callable(cls.prediction_step)
+
+    class ClassIds(Trainer):  # the lesson's override: class ids instead of logits, counted
+        calls = 0
+
+        def prediction_step(self, model: Any, inputs: Any, prediction_loss_only: bool, ignore_keys: Any = None):
+            self.calls += 1
+            loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+            return loss, (logits.argmax(dim=-1) if logits is not None else None), labels
+
+    built, seen = MODELS[model](seed=0), []
+    settings = dict(per_device_eval_batch_size=2, eval_accumulation_steps=accumulation)
+    stock = trainer(tmp_path / "stock", model=built, **settings).predict(ids(7)).predictions
+    run = trainer(
+        tmp_path / "ids",
+        model=built,
+        trainer_class=ClassIds,
+        compute_metrics=lambda prediction: seen.append(prediction.predictions) or {},
+        **settings,
+    )
+    predicted = run.predict(ids(7)).predictions
+    run.evaluate(ids(7))
+    assert run.calls == 2 * 4  # predict() and evaluate(): one call per batch of 2, 2, 2, 1
+    assert predicted.shape == (7,) and (predicted == stock.argmax(-1)).all()
+    assert (seen[-1] == predicted).all()
 
 
 class _WritesRate(TrainerCallback):
@@ -323,3 +361,198 @@ def test_clipping_does_not_rescue_a_high_learning_rate(tmp_path: Any, accumulati
     good = final_loss("good", 1e-3, 0.0)
     for clip in (1.0, 0.1):
         assert final_loss(f"clip{clip}", 1.0, clip) > good + 0.1
+
+
+class _LargeBatches(Trainer):
+    """The lesson's get_train_dataloader override: 4 steps' worth of rows a fetch, counted."""
+
+    dataloader_calls = 0
+
+    def get_train_dataloader(self) -> Any:
+        self.dataloader_calls += 1
+        return self._get_dataloader(
+            dataset=self.train_dataset,
+            description="Training",
+            batch_size=self._train_batch_size * 4,
+            sampler_fn=self._get_train_sampler,
+            is_training=True,
+        )
+
+
+class _HalfwayScheduler(_LargeBatches):
+    """create_optimizer (SGD, one group for the bias) and create_scheduler (halve the rate after one update)."""
+
+    def create_optimizer(self, model: Any = None) -> Any:
+        if self.optimizer is None:
+            bias = [p for n, p in self.model.named_parameters() if n.endswith("bias")]
+            rest = [p for n, p in self.model.named_parameters() if not n.endswith("bias")]
+            lr = self.args.learning_rate
+            self.optimizer = torch.optim.SGD([{"params": rest, "lr": lr}, {"params": bias, "lr": lr / 10}])
+        return self.optimizer
+
+    def create_scheduler(self, num_training_steps: int, optimizer: Any = None) -> Any:
+        if self.lr_scheduler is None:
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(
+                optimizer or self.optimizer, lambda step: 1.0 if step < 1 else 0.5
+            )
+        return self.lr_scheduler
+
+
+class _Applied(TrainerCallback):
+    def __init__(self) -> None:
+        self.rates: list[list[float]] = []
+
+    def on_pre_optimizer_step(self, args: Any, state: Any, control: Any, optimizer: Any = None, **kwargs: Any):
+        self.rates.append([group["lr"] for group in optimizer.param_groups])
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="Recap",
+    text="`get_train_dataloader`, `create_optimizer`, `create_scheduler` and `prediction_step` are small, useful "
+    "overrides",
+    covers=[
+        "accumulation 1 and 2, an uneven last fetched batch (18 rows, 8 a fetch)",
+        "get_train_dataloader: called once per train(), a second train() too",
+        "create_optimizer: its SGD and its two groups' rates are the ones applied",
+        "create_scheduler: its rate is the one applied at each update",
+        "prediction_step: test_there_is_no_evaluation_step",
+    ],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="5. Other methods",
+    text="The Trainer still takes one optimizer step per fetched batch (per `gradient_accumulation_steps` fetched "
+    "batches when it is above 1)",
+    covers=["accumulation 1 and 2", "an uneven last fetched batch (18 rows, 8 a fetch)", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| change the batches | subclass `get_train_dataloader` | section 5 |",
+    covers=["accumulation 1 and 2", "8 rows a fetch instead of 2, an uneven last fetch", "2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| parameter groups, a custom optimizer | subclass `create_optimizer` | section 5 |",
+    covers=["accumulation 1 and 2", "SGD with two groups at 0.1 and 0.01: the rates applied"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_the_small_overrides_take_effect(tmp_path: Any, accumulation: int) -> None:
+    applied = _Applied()
+    run = trainer(
+        tmp_path,
+        [applied],
+        rows=18,
+        trainer_class=_HalfwayScheduler,
+        gradient_accumulation_steps=accumulation,
+        num_train_epochs=2,
+        learning_rate=0.1,
+    )
+    fetched: list[int] = []
+    run.model.register_forward_pre_hook(lambda module, args, kwargs: fetched.append(len(kwargs["x"])), with_kwargs=True)
+    run.train()
+    assert fetched == [8, 8, 2] * 2 and run.dataloader_calls == 1
+    assert run.state.global_step == 2 * -(-3 // accumulation)  # one update per `accumulation` fetched batches
+    assert isinstance(run.optimizer.optimizer, torch.optim.SGD)  # inside accelerate's wrapper
+    assert applied.rates == [[0.1, 0.01]] + [[0.05, 0.005]] * (run.state.global_step - 1)
+    run.train()
+    assert run.dataloader_calls == 2
+
+
+class _EveryEvent(TrainerCallback):
+    """For every event: whether it got a model and an optimizer; and, at on_step_end of update 2, raises every
+    action flag it is given."""
+
+    def __init__(self, flags: tuple[str, ...] = ()) -> None:
+        self.flags, self.got = flags, {}
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            got, flags = object.__getattribute__(self, "got"), object.__getattribute__(self, "flags")
+
+            def record(args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                seen = (kwargs.get("model") is not None, kwargs.get("optimizer") is not None, state is not None)
+                got.setdefault(name, set()).add(seen)
+                if name == "on_step_end" and state.global_step == 2:
+                    for flag in flags:
+                        setattr(control, flag, True)
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| watch losses, metrics, LR, timing | callback | every event gets `state`, `model`, `optimizer` (05) |",
+    covers=[
+        "every event of a run with evaluation, accumulation 1 and 3: state, model and optimizer, except at "
+        "on_init_end (no optimizer yet: the Trainer builds it in train())",
+    ],
+)
+@pytest.mark.rule(
+    lesson="08",
+    section="6. Subclass or callback?",
+    text="| stop, evaluate, save or log now | callback | `control` flags (06) |",
+    covers=["should_log, should_evaluate, should_save and should_training_stop at update 2", "accumulation 1 and 3"],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_a_callback_watches_every_event_and_acts_through_control(tmp_path: Any, accumulation: int) -> None:
+    import os
+
+    from tiny_training import toy_dataset
+
+    flags = ("should_log", "should_evaluate", "should_save", "should_training_stop")
+    watcher = _EveryEvent(flags)
+    run = trainer(
+        tmp_path,
+        [watcher],
+        rows=13,
+        num_train_epochs=2,
+        gradient_accumulation_steps=accumulation,
+        eval_dataset=toy_dataset(4),
+    )
+    run.train()
+    assert watcher.got.pop("on_init_end") == {(True, False, True)}
+    assert watcher.got and all(seen == {(True, True, True)} for seen in watcher.got.values()), watcher.got
+    history = run.state.log_history
+    assert [entry["step"] for entry in history if "loss" in entry] == [2]
+    assert [entry["step"] for entry in history if "eval_loss" in entry] == [2]
+    assert os.listdir(tmp_path) == ["checkpoint-2"] and run.state.global_step == 2
+
+
+@pytest.mark.rule(
+    lesson="08",
+    section="5. Other methods",
+    text="Returning class ids instead of logits shrinks what evaluation keeps in memory once there are more than "
+    "two classes (an int64 id against a float32 logit per class;",
+    covers=[
+        "BERT classifiers of 2 and 5 classes, 7 rows at eval batch 2 (uneven last batch)",
+        "2 classes: 56 bytes either way; 5 classes: 56 against 140",
+    ],
+)
+@pytest.mark.parametrize("classes", [2, 5])
+def test_class_ids_shrink_predictions_only_beyond_two_classes(tmp_path: Any, classes: int) -> None:
+    from rule_training import ids
+    from transformers import BertConfig, BertForSequenceClassification
+
+    class ClassIds(Trainer):  # the lesson's override
+        def prediction_step(self, model: Any, inputs: Any, prediction_loss_only: bool, ignore_keys: Any = None):
+            loss, logits, labels = super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+            return loss, (logits.argmax(dim=-1) if logits is not None else None), labels
+
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    config.num_labels = classes
+    model = BertForSequenceClassification(config)
+    rows = ids(7).map(lambda row: {"labels": row["labels"] % classes})
+    logits = trainer(tmp_path / "logits", model=model, per_device_eval_batch_size=2).predict(rows).predictions
+    class_ids = trainer(tmp_path / "ids", model=model, trainer_class=ClassIds, per_device_eval_batch_size=2)
+    kept = class_ids.predict(rows).predictions
+    assert (kept == logits.argmax(-1)).all()
+    assert kept.nbytes == 8 * 7 and logits.nbytes == 4 * classes * 7
+    assert (kept.nbytes < logits.nbytes) == (classes > 2)

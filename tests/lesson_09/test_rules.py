@@ -302,3 +302,116 @@ def test_accumulation_and_checkpointing_buy_activation_memory(tmp_path: Any, mod
     layers = len(_layers(built))
     assert calls("plain") == 2 * layers
     assert calls("checkpointed", activation_checkpointing=True) == 2 * 2 * layers
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="5. Precision and torch_compile",
+    text="On a CPU, `bf16=True` runs under CPU autocast too, while `fp16=True` is accepted and changes nothing: no "
+    "autocast, no scaler, fp32 throughout.",
+    covers=[
+        "BERT and Llama classifiers",
+        "accumulation 1 and 2 (uneven last micro-batch)",
+        "the dtype of the head's output inside forward; the weights after training; the logged losses against fp32",
+    ],
+)
+@pytest.mark.parametrize(("model", "accumulation"), [("bert", 1), ("llama", 2)])
+def test_fp16_on_a_cpu_changes_nothing_bf16_autocasts(tmp_path: Any, model: str, accumulation: int) -> None:
+    from rule_training import ids
+
+    runs = {}
+    for name, precision in (("fp32", {}), ("fp16", {"fp16": True}), ("bf16", {"bf16": True})):
+        built, seen = MODELS[model](seed=0), []
+        head = [module for module in built.modules() if isinstance(module, torch.nn.Linear)][-1]
+        head.register_forward_hook(  # inside the forward (accelerate casts the model's outputs back to fp32)
+            lambda module, args, output, seen=seen: seen.append((output.dtype, torch.is_autocast_enabled("cpu")))
+        )
+        run = trainer(
+            tmp_path / name,
+            model=built,
+            train_dataset=ids(7),
+            gradient_accumulation_steps=accumulation,
+            logging_strategy="steps",
+            logging_steps=1,
+            **precision,
+        )
+        run.train()
+        losses = [entry["loss"] for entry in run.state.log_history if "loss" in entry]
+        runs[name] = (set(seen), losses, {p.dtype for p in run.model.parameters()}, run.accelerator.scaler)
+    assert runs["fp16"][0] == runs["fp32"][0] == {(torch.float32, False)}
+    assert runs["fp16"][1] == runs["fp32"][1] and runs["fp16"][3] is None
+    assert runs["bf16"][0] == {(torch.bfloat16, True)} and runs["bf16"][1] != runs["fp32"][1]
+    assert runs["fp16"][2] == runs["bf16"][2] == {torch.float32}
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="`auto_find_batch_size=True` starts at `per_device_train_batch_size` and, each time training runs out of "
+    "memory, multiplies the batch by 0.9 (rounded down) and starts again",
+    covers=[
+        "a pretend CUDA out-of-memory error above 40 rows, starting at 64: 64, 57, 51, 45, 40",
+        "accumulation 1 and 2 (an uneven last micro-batch of 200 rows)",
+    ],
+)
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="It keeps `gradient_accumulation_steps`, so each update then takes fewer reviews.",
+    covers=["accumulation 1 and 2: 40 and 80 rows an update, not 64 and 128", "args keep the batch asked for"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_auto_find_batch_size_shrinks_the_batch_and_keeps_accumulation(tmp_path: Any, accumulation: int) -> None:
+    class Sized(TinyModel):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sizes: list[int] = []
+
+        def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+            self.sizes.append(len(x))
+            if len(x) > 40:
+                raise torch.OutOfMemoryError("CUDA out of memory. (pretend)")
+            return super().forward(x, labels)
+
+    model = Sized()
+    run = trainer(
+        tmp_path,
+        model=model,
+        rows=200,
+        per_device_train_batch_size=64,
+        gradient_accumulation_steps=accumulation,
+        auto_find_batch_size=True,
+        max_steps=2,
+    )
+    run.train()
+    tried = list(dict.fromkeys(model.sizes))
+    assert tried == [64, 57, 51, 45, 40]
+    assert model.sizes.count(40) == 2 * accumulation  # 2 updates of `accumulation` micro-batches of 40
+    assert run.args.gradient_accumulation_steps == accumulation and run.args.per_device_train_batch_size == 64
+
+
+@pytest.mark.rule(
+    lesson="09",
+    section="6. Dataloader workers",
+    text="`dataloader_pin_memory=True` (the default) puts batches in page-locked memory for faster copies to a GPU; "
+    "without one it does nothing, and `use_cpu=True` switches it off.",
+    covers=[
+        "this CPU-only machine: use_cpu=True turns the argument and the loader's pin_memory off",
+        "use_cpu=False: the loader asks for pinning, and its batches are the same tensors, not pinned",
+        "accumulation 1 and 3",
+    ],
+)
+@pytest.mark.parametrize("accumulation", [1, 3])
+def test_pin_memory_does_nothing_without_a_gpu(tmp_path: Any, accumulation: int) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("the rule's CPU half: a GPU pins")
+    loaders = {}
+    for cpu in (True, False):
+        run = trainer(tmp_path / str(cpu), rows=9, use_cpu=cpu, gradient_accumulation_steps=accumulation)
+        assert run.args.dataloader_pin_memory is (not cpu)
+        loader = run.get_train_dataloader()
+        assert loader.pin_memory is (not cpu)
+        loaders[cpu] = [batch for batch in loader]
+    assert len(loaders[True]) == len(loaders[False]) == 5
+    for pinned_or_not, plain in zip(loaders[False], loaders[True], strict=True):
+        assert torch.equal(pinned_or_not["x"], plain["x"]) and not pinned_or_not["x"].is_pinned()

@@ -284,3 +284,157 @@ def test_checkpoint_files_load_safely(tmp_path: Path) -> None:
     torch.save({"payload": Payload()}, tmp_path / "suspicious.pt")
     with pytest.raises(Exception, match="Payload"):
         torch.load(tmp_path / "suspicious.pt", weights_only=True)
+
+
+def _stream_run(folder: Path, rows: list[Any], max_steps: int, accumulation: int, cls: Any, resume: str | None):
+    """TinyModel on a ReviewStream of ``rows`` (batch 2), saving every step; the stream and the x of each batch."""
+    from rule_training import trainer
+    from tiny_training import TinyModel
+
+    from helpers.streams import ReviewStream
+
+    class Seen(TinyModel):
+        def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+            self.seen.append(x[:, 0].tolist())
+            return super().forward(x, labels)
+
+    model, stream = Seen(), ReviewStream(rows)
+    model.seen = []
+    run = trainer(
+        folder,
+        model=model,
+        train_dataset=stream,
+        trainer_class=cls,
+        max_steps=max_steps,
+        gradient_accumulation_steps=accumulation,
+        save_strategy="steps",
+        save_steps=1,
+    )
+    run.train(resume_from_checkpoint=resume)
+    return stream, model.seen
+
+
+def _seeking_trainer() -> Any:
+    from transformers import Trainer
+
+    class SeekingTrainer(Trainer):  # the lesson's override
+        def get_resumed_dataloader(self, dataloader: Any, num_batches: int) -> Any:
+            self.train_dataset.start = num_batches * self.args.per_device_train_batch_size
+            return dataloader
+
+    return SeekingTrainer
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="a stream is read again up to the cut unless `get_resumed_dataloader` seeks (a cut in its first pass);",
+    covers=[
+        "accumulation 1 and 2",
+        "a cut in the first pass: both resume on the uninterrupted run's batches, the seek reads cut × "
+        "accumulation × batch rows fewer",
+        "a cut in the second pass: the default resumes on other batches, the seek fails with a clear error",
+    ],
+)
+@pytest.mark.rule(
+    lesson="11",
+    section="3. `ignore_data_skip`",
+    text="It must seek exactly where `num_batches` says (tried on one process, cutting in the stream's first "
+    "pass); a stream that cannot seek keeps the default: exact, slower. A cut past its end breaks both.",
+    covers=["accumulation 1 and 2", "a cut in the first pass", "a cut in the second pass (neither holds)"],
+)
+@pytest.mark.parametrize("accumulation", [1, 2])
+def test_a_stream_is_read_again_unless_it_seeks(tmp_path: Path, accumulation: int) -> None:
+    from tiny_training import toy_dataset
+    from transformers import Trainer
+
+    rows = toy_dataset(10)  # 5 batches of 2 a pass
+    passes = {"first": (4 // accumulation, 4 // accumulation // 2), "second": (12 // accumulation, 6 // accumulation)}
+    for name, (total, cut) in passes.items():
+        full, seen = _stream_run(tmp_path / name, rows, total, accumulation, Trainer, None)
+        checkpoint = str(tmp_path / name / f"checkpoint-{cut}")
+        default, default_seen = _stream_run(tmp_path / name, rows, total, accumulation, Trainer, checkpoint)
+        if name == "first":
+            seeking, seeking_seen = _stream_run(
+                tmp_path / name, rows, total, accumulation, _seeking_trainer(), checkpoint
+            )
+            assert default_seen == seeking_seen == seen[cut * accumulation :]
+            assert default.read - seeking.read == cut * accumulation * 2
+        else:  # past the end of the stream, num_batches counts every batch since the start
+            assert default_seen != seen[cut * accumulation :]
+            with pytest.raises(ValueError, match="outside the 10 rows"):
+                _stream_run(tmp_path / name, rows, total, accumulation, _seeking_trainer(), checkpoint)
+
+
+def _paced_run(out_dir: str, mode: str) -> None:
+    """A long TinyModel run at accumulation 2 (a step of 20 ms, a save every 25), with or without the handler."""
+    from rule_training import trainer
+    from tiny_training import toy_dataset
+
+    from helpers.preemption import Pace
+
+    trainer(
+        out_dir,
+        [Pace(0.02)],
+        train_dataset=toy_dataset(64),
+        max_steps=1000,
+        gradient_accumulation_steps=2,
+        save_strategy="steps",
+        save_steps=25,
+        enable_jit_checkpoint=mode == "jit",
+    ).train()
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="Recap",
+    text="SIGTERM kills a plain run where it stands; `enable_jit_checkpoint=True` saves a checkpoint first.",
+    covers=[
+        "a real SIGTERM after step 30 of a forked Trainer (TinyModel, accumulation 2, many epochs)",
+        "plain: exit code -15, checkpoint-25 only; jit: exit code 0, a checkpoint at its last step",
+        "a new Trainer resumes from the jit checkpoint at its step",
+    ],
+)
+def test_sigterm_kills_a_plain_run_and_the_jit_checkpoint_saves(tmp_path: Path) -> None:
+    import signal
+
+    from rule_training import trainer
+    from tiny_training import toy_dataset
+
+    from helpers.preemption import stop_with_sigterm
+
+    report = stop_with_sigterm(_paced_run, {"plain": tmp_path / "plain", "jit": tmp_path / "jit"}, signal_after=30)
+    assert report["plain"]["exit code"] == -signal.SIGTERM and report["plain"]["saved"] == [25]
+    assert report["jit"]["exit code"] == 0 and report["jit"]["saved"][-1] == report["jit"]["last step"] >= 30
+    last = report["jit"]["saved"][-1]
+    resumed = trainer(
+        tmp_path / "jit", train_dataset=toy_dataset(64), max_steps=last + 2, gradient_accumulation_steps=2
+    )
+    resumed.train(resume_from_checkpoint=str(tmp_path / "jit" / f"checkpoint-{last}"))
+    assert resumed.state.global_step == last + 2
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="7. Pre-emption",
+    text="the folder exists but lacks files, and `resume_from_checkpoint=True` still picks it, since "
+    "`get_last_checkpoint` compares step numbers only.",
+    covers=[
+        "a complete checkpoint-9 beside a cut-short checkpoint-10 (the marker only): 10 is picked, as a number",
+        "resume_from_checkpoint=True picks it and fails (no valid checkpoint); require_resumable names the marker",
+    ],
+)
+def test_the_last_checkpoint_is_the_highest_number_even_cut_short(tmp_path: Path) -> None:
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from helpers.lessons.lesson_11 import INCOMPLETE_MARKER, require_resumable
+
+    run(tmp_path, 9, save_steps=9).train()
+    cut = tmp_path / "checkpoint-10"
+    cut.mkdir()
+    (cut / INCOMPLETE_MARKER).write_text("cut short")
+    assert get_last_checkpoint(str(tmp_path)) == str(cut)
+    with pytest.raises(ValueError, match="cut short"):
+        require_resumable(cut)
+    with pytest.raises(ValueError, match="Can't find a valid checkpoint at .*checkpoint-10"):
+        run(tmp_path, save_steps=9).train(resume_from_checkpoint=True)  # picks 10, not the complete 9

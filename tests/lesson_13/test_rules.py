@@ -37,11 +37,11 @@ def test_dpo_declares_its_loss_unscaled() -> None:
     assert getattr(SFTTrainer, "loss_is_scaled_for_ga", None) is None
 
 
-def _sft_first_update(
-    tmp_path: Any, batch: int, accumulation: int, trainer_class: type = SFTTrainer
-) -> tuple[float, float]:
-    """The logged loss and grad_norm of an SFTTrainer's (or ``trainer_class``'s) first update over the same 4 texts
-    of uneven length."""
+def _sft_trainer(
+    tmp_path: Any, batch: int, accumulation: int = 1, trainer_class: type = SFTTrainer, **settings: Any
+) -> Any:
+    """A quiet SFTTrainer (or ``trainer_class``) on a tiny Llama and the same 4 texts of uneven length, for one
+    update; ``settings`` go to its SFTConfig."""
     from datasets import Dataset
     from transformers import LlamaConfig, LlamaForCausalLM
     from trl import SFTConfig
@@ -57,21 +57,26 @@ def _sft_first_update(
         torch.manual_seed(0)
         model = LlamaForCausalLM(config)
     texts = ["a fine film", "a long and winding film that never seems to end at all, alas", "dull", "bright, brisk fun"]
+    base = dict(max_steps=1, logging_steps=1, max_grad_norm=0.0, learning_rate=1e-3)
     args = SFTConfig(
         str(tmp_path),
         per_device_train_batch_size=batch,
         gradient_accumulation_steps=accumulation,
-        max_steps=1,
-        logging_steps=1,
-        max_grad_norm=0.0,
-        learning_rate=1e-3,
-        **QUIET_SFT,
+        **(QUIET_SFT | base | settings),
     )
-    run = quiet(
+    return quiet(
         trainer_class(
             model=model, args=args, train_dataset=Dataset.from_dict({"text": texts}), processing_class=tokenizer
         )
     )
+
+
+def _sft_first_update(
+    tmp_path: Any, batch: int, accumulation: int, trainer_class: type = SFTTrainer
+) -> tuple[float, float]:
+    """The logged loss and grad_norm of an SFTTrainer's (or ``trainer_class``'s) first update over the same 4 texts
+    of uneven length."""
+    run = _sft_trainer(tmp_path, batch, accumulation, trainer_class)
     run.train()
     entry = next(entry for entry in run.state.log_history if "grad_norm" in entry)
     return entry["loss"], entry["grad_norm"]
@@ -146,6 +151,15 @@ def test_loop_recorder_wraps_any_trainer_class(tmp_path: Any, base: str) -> None
 
 @pytest.mark.rule(
     lesson="13",
+    section="1. Which methods do TRL's trainers override?",
+    text="Your own subclass should prefer the public methods.",
+    covers=[
+        "a subclass of SFTTrainer overriding public compute_loss and log: called once an update and once a log, "
+        "accumulation 1 and 2, the same first update as SFTTrainer itself",
+    ],
+)
+@pytest.mark.rule(
+    lesson="13",
     section="Recap",
     text="Prefer public methods in your own subclasses; the private ones TRL overrides can change between releases.",
     covers=[
@@ -192,3 +206,82 @@ def test_public_overrides_fit_trl_trainers(tmp_path: Any, accumulation: int) -> 
     mine = _sft_first_update(tmp_path / "mine", 4 // accumulation, accumulation, Mine)
     assert calls.count("compute_loss") == accumulation and "log" in calls
     assert mine == pytest.approx(_sft_first_update(tmp_path / "stock", 4 // accumulation, accumulation), rel=1e-5)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="3. How they scale the loss",
+    text="then, with the default `average_tokens_across_devices=True`, multiplies by the number of processes",
+    covers=[
+        "1, 2 and 4 processes (the accelerator's count patched on one process): the loss scales by exactly that",
+        "average_tokens_across_devices=False: no factor",
+        "texts of 1 to 15 tokens, a batch of 2 and of 4",
+    ],
+)
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="`SFTTrainer` a sum over `num_items_in_batch` times the number of processes when "
+    "`average_tokens_across_devices=True`, the default",
+    covers=["1, 2 and 4 processes (patched count)", "average_tokens_across_devices=False", "batches of 2 and 4"],
+)
+@pytest.mark.parametrize("batch", [2, 4])
+def test_sft_multiplies_by_the_processes_when_tokens_are_averaged(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    from accelerate import Accelerator
+    from transformers import TrainingArguments
+
+    assert TrainingArguments("x").average_tokens_across_devices is True  # the default
+    losses = {}
+    for averaged in (True, False):
+        run = _sft_trainer(tmp_path / str(averaged), batch, average_tokens_across_devices=averaged)
+        inputs = next(iter(run.get_train_dataloader()))
+        tokens = int((inputs["labels"][:, 1:] != -100).sum())
+        for processes in (1, 2, 4):
+            monkeypatch.setattr(Accelerator, "num_processes", property(lambda self, n=processes: n))
+            with torch.no_grad():
+                loss = run.compute_loss(run.model, dict(inputs), num_items_in_batch=torch.tensor(tokens))
+            losses[averaged, processes] = float(loss)
+            monkeypatch.undo()
+    for processes in (2, 4):
+        assert losses[True, processes] == pytest.approx(processes * losses[True, 1], rel=1e-6)
+        assert losses[False, processes] == pytest.approx(losses[False, 1], rel=1e-6)
+
+
+@pytest.mark.rule(
+    lesson="13",
+    section="Recap",
+    text="They log numbers of the step the way lesson 07 did: collect in `compute_loss` (`self._metrics`), merge "
+    "the means in `log`, start again.",
+    covers=[
+        "SFTTrainer, batch 1, accumulation 2, a log every 2 updates over 4 updates (2 epochs of 4 uneven texts)",
+        "every logged entropy and mean_token_accuracy is the mean of the values compute_loss collected since the "
+        "last log, one a micro-batch; the store is empty after each log",
+    ],
+)
+@pytest.mark.rule(
+    lesson="13",
+    section="2. How they log numbers of the step",
+    text="collect in `compute_loss`, average in `log`, hand the result to `super().log`, start again.",
+    covers=["SFTTrainer, accumulation 2, a log every 2 updates: means of 4 values a log, the store emptied"],
+)
+def test_sft_collects_in_compute_loss_and_merges_means_in_log(tmp_path: Any) -> None:
+    collected: list[dict[str, list[float]]] = []
+    left: list[int] = []
+
+    class Watched(SFTTrainer):
+        def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+            if self.model.training and "loss" in logs:
+                collected.append({key: list(values) for key, values in self._metrics["train"].items()})
+            super().log(logs, start_time)
+            left.append(sum(len(values) for values in self._metrics["train"].values()))
+
+    run = _sft_trainer(tmp_path, 1, 2, Watched, max_steps=4, logging_steps=2)
+    run.train()
+    logged = [entry for entry in run.state.log_history if "loss" in entry and "train_runtime" not in entry]
+    assert len(logged) == len(collected) == 2 and set(left) == {0}
+    for entry, values in zip(logged, collected, strict=True):
+        for key in ("entropy", "mean_token_accuracy"):
+            assert len(values[key]) == 2 * 2  # 2 updates × 2 micro-batches since the last log
+            assert entry[key] == pytest.approx(sum(values[key]) / len(values[key]), rel=1e-6)

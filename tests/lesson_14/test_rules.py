@@ -78,6 +78,18 @@ STRATEGIES = [{"eval_strategy": "epoch", "save_strategy": "epoch"}, {"eval_strat
 )
 @pytest.mark.rule(
     lesson="14",
+    section="1. Did the search find something?",
+    text="A trial's value is the objective of its **last** evaluation, not of its best",
+    covers=[
+        "evaluation by epochs and by steps",
+        "an objective that falls at every evaluation (the best is the first)",
+        "accumulation 2",
+        "uneven last micro-batch",
+        "3 trials",
+    ],
+)
+@pytest.mark.rule(
+    lesson="14",
     section="Recap",
     text="they are the same objects in every trial, and `trainer.args` ends with the last trial's values.",
     covers=["3 trials", "evaluation by epochs and by steps"],
@@ -352,3 +364,108 @@ def test_compare_the_gap_with_the_seed_spread(tmp_path: Any) -> None:
     run.model = run.call_model_init()
     run.train()
     assert run.evaluate()["eval_loss"] == pytest.approx(best.objective, rel=1e-6)
+
+
+class _Counts(_Seen):
+    """Counts optimizer steps; with ``reset``, from 0 again in on_train_begin; the count at each train end."""
+
+    def __init__(self, reset: bool) -> None:
+        super().__init__()
+        self.reset, self.steps, self.at_end = reset, 0, []
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        super().on_train_begin(args, state, control, **kwargs)
+        if self.reset:
+            self.steps = 0
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps += 1
+
+    def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.at_end.append(self.steps)
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="3. What a callback sees",
+    text="The callbacks are **not** rebuilt: the same objects serve every trial, so a callback that keeps its own "
+    "counters must reset them in `on_train_begin` (exercise 2).",
+    covers=[
+        "3 trials, accumulation 2, uneven last micro-batch, evaluation by epochs",
+        "a step counter reset in on_train_begin counts each trial's 8 updates; one that is not counts 8, 16, 24",
+    ],
+)
+def test_counters_reset_in_on_train_begin_count_each_trial(tmp_path: Any) -> None:
+    fresh, kept = _Counts(reset=True), _Counts(reset=False)
+    _search(tmp_path / "reset", STRATEGIES[0], fresh)
+    _search(tmp_path / "kept", STRATEGIES[0], kept)
+    per_trial = fresh.at_end[0]
+    assert len(fresh.ids) == 1 and fresh.at_end == [per_trial] * 3
+    assert kept.at_end == [per_trial, 2 * per_trial, 3 * per_trial]
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="4. Where each trial's checkpoints go",
+    text="A trial saves under `output_dir/run-<trial number>/` (or `output_dir/<hp_name(trial)>/`, if `hp_name` "
+    "gives each trial its own name), so trials never overwrite each other.",
+    covers=[
+        "3 trials saving by epoch, 2 epochs, accumulation 2 (uneven last micro-batch)",
+        "hp_name giving one name per trial: a folder each, 2 checkpoints in each",
+        "hp_name giving the same name to every trial: one folder, 2 checkpoints left of 6 (each trial overwrote)",
+    ],
+)
+def test_hp_name_names_each_trials_folder(tmp_path: Any) -> None:
+    def search(folder: str, hp_name: Any) -> None:
+        run = trainer(
+            tmp_path / folder,
+            model_init=lambda trial=None: TinyModel(),
+            rows=13,
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+            eval_strategy="epoch",
+            save_strategy="epoch",
+            eval_dataset=toy_dataset(6),
+        )
+        run.hyperparameter_search(
+            hp_space=_space,
+            n_trials=3,
+            direction="minimize",
+            backend="optuna",
+            hp_name=hp_name,
+            sampler=optuna.samplers.TPESampler(seed=0),
+        )
+
+    search("named", lambda trial: f"trial-{trial.number}")
+    folders = sorted(os.listdir(tmp_path / "named"))
+    assert folders == ["trial-0", "trial-1", "trial-2"]
+    assert all(len(os.listdir(tmp_path / "named" / name)) == 2 for name in folders)
+    search("same", lambda trial: "one")
+    assert os.listdir(tmp_path / "same") == ["one"] and len(os.listdir(tmp_path / "same" / "one")) == 2
+
+
+@pytest.mark.rule(
+    lesson="14",
+    section="1. Did the search find something?",
+    text='A search always returns a "best" trial, even when every trial scores the same.',
+    covers=["3 trials whose objective is the same constant", "minimize and maximize", "accumulation 2"],
+)
+@pytest.mark.parametrize("direction", ["minimize", "maximize"])
+def test_a_search_returns_a_best_trial_when_all_score_the_same(tmp_path: Any, direction: str) -> None:
+    run = trainer(
+        tmp_path,
+        model_init=lambda trial=None: TinyModel(),
+        rows=13,
+        gradient_accumulation_steps=2,
+        eval_strategy="epoch",
+        eval_dataset=toy_dataset(6),
+    )
+    best = run.hyperparameter_search(
+        hp_space=_space,
+        compute_objective=lambda metrics: 0.5,
+        n_trials=3,
+        direction=direction,
+        backend="optuna",
+        sampler=optuna.samplers.TPESampler(seed=0),
+    )
+    assert best.objective == 0.5 and best.hyperparameters["learning_rate"] in RATES

@@ -11,6 +11,7 @@ import pytest
 import torch
 from peft import LoraConfig, PeftModel, get_peft_model
 from rule_training import trainer
+from transformers import TrainerCallback
 
 from exercises.checks import fixtures
 
@@ -63,6 +64,12 @@ def _trained_adapter(tmp_path: Any, name: str) -> tuple[Any, Any, dict[str, torc
     text="An adapter checkpoint holds the adapter and the head; reload it onto the base with "
     "`PeftModel.from_pretrained`; `merge_and_unload()` on a copy gives a plain model for serving.",
     covers=["BERT, Llama and DistilBERT", "a base built afresh (its random head replaced by the saved one)"],
+)
+@pytest.mark.rule(
+    lesson="15",
+    section="3. Merging the adapter",
+    text="The merged model predicts what the adapter model predicts, up to float32 rounding.",
+    covers=["BERT, Llama and DistilBERT adapters trained 2 epochs at accumulation 2", "5 rows of 9 ids: atol 1e-5"],
 )
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_adapter_trains_saves_reloads_and_merges(tmp_path: Any, name: str) -> None:
@@ -210,3 +217,121 @@ def test_short_runs_rank_adapter_settings_as_longer_runs_do(tmp_path: Any, name:
     long = {key: loss(4, key) for key in settings}
     assert len(set(short.values())) == 3, short
     assert sorted(settings, key=short.get) == sorted(settings, key=long.get), (short, long)
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="3. Merging the adapter",
+    text="It changes the model it is called on, so merge a copy when you still need the adapter",
+    covers=[
+        "BERT and Llama adapters",
+        "merged in place: the adapter model loses its LoRA layers",
+        "a merged copy: the adapter model keeps them and its predictions",
+    ],
+)
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_merge_changes_the_model_it_is_called_on(name: str) -> None:
+    make, targets = MODELS[name]
+    model = get_peft_model(make(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+    with torch.no_grad():
+        for key, parameter in model.named_parameters():
+            if "lora_B" in key:
+                parameter.normal_(0, 0.1, generator=torch.Generator().manual_seed(1))
+    ids = torch.randint(1, 100, (3, 7), generator=torch.Generator().manual_seed(2))
+    before = _logits(model, ids)
+    copy.deepcopy(model).merge_and_unload()
+    assert any("lora_" in key for key, _ in model.named_parameters())
+    assert torch.equal(_logits(model, ids), before)
+    model.merge_and_unload()
+    assert not any("lora_" in key for key, _ in model.named_parameters())  # the adapter is gone from it
+
+
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_a_wrapped_peft_model_needs_label_names_only_when_its_forward_takes_kwargs(tmp_path: Any, name: str) -> None:
+    """Section 4 says 'Wrap the PEFT model in your own module and you must pass label_names=["labels"]': true for
+    a wrapper whose forward takes **kwargs (which also needs remove_unused_columns=False, or the Trainer refuses
+    the data with a clear error); a wrapper that names its inputs needs neither. Not registered until notebook 15
+    says so (it is not this test's author's to edit)."""
+    make, targets = MODELS[name]
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = get_peft_model(make(seed=0), LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+
+        def forward(self, **kwargs: Any) -> Any:
+            return self.inner(**kwargs)
+
+    class Named(Wrapped):
+        def forward(self, input_ids: Any, attention_mask: Any = None, labels: Any = None) -> Any:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+
+    data = fixtures.random_ids(6)
+
+    def evaluated(folder: str, model: Any, **settings: Any) -> dict[str, float]:
+        return trainer(tmp_path / folder, model=model, train_dataset=data, eval_dataset=data, **settings).evaluate()
+
+    with pytest.raises(ValueError, match="remove_unused_columns=False"):
+        evaluated("kwargs", Wrapped())
+    assert "eval_loss" not in evaluated("kwargs-columns", Wrapped(), remove_unused_columns=False)
+    assert "eval_loss" in evaluated("kwargs-labels", Wrapped(), remove_unused_columns=False, label_names=["labels"])
+    assert "eval_loss" in evaluated("named", Named())
+
+
+class _Seen(TrainerCallback):
+    """Every event's name, and at on_pre_optimizer_step the names of the parameters that hold a gradient."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.with_grad: set[str] = set()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            events, with_grad = object.__getattribute__(self, "events"), object.__getattribute__(self, "with_grad")
+
+            def record(args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+                events.append(name)
+                if name == "on_pre_optimizer_step":
+                    with_grad.update(n for n, p in model.named_parameters() if p.grad is not None)
+
+            return record
+        return object.__getattribute__(self, name)
+
+
+@pytest.mark.rule(
+    lesson="15",
+    section="4. Pitfalls",
+    text="**Callbacks and `compute_loss` overrides** (lessons 05 to 08) run unchanged on an adapter model: the same "
+    "events in the same order.",
+    covers=["BERT and Llama, full model against LoRA adapter", "accumulation 2, uneven last micro-batch, 2 epochs"],
+)
+@pytest.mark.rule(
+    lesson="15",
+    section="4. Pitfalls",
+    text="What changes is what they **see**: only the trainable parameters have gradients, the names gain PEFT's "
+    "prefix `base_model.model.`",
+    covers=["BERT and Llama adapters", "the gradients at on_pre_optimizer_step of every update"],
+)
+@pytest.mark.parametrize("name", ["bert", "llama"])
+def test_callbacks_see_the_same_events_on_an_adapter(tmp_path: Any, name: str) -> None:
+    make, targets = MODELS[name]
+    seen = {}
+    for kind in ("full", "adapter"):
+        model = make(seed=0)
+        if kind == "adapter":
+            model = get_peft_model(model, LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets))
+        watcher = _Seen()
+        trainer(
+            tmp_path / kind,
+            [watcher],
+            model=model,
+            train_dataset=fixtures.random_ids(13),
+            gradient_accumulation_steps=2,
+            num_train_epochs=2,
+        ).train()
+        trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+        seen[kind] = (watcher.events, watcher.with_grad, trainable)
+    assert seen["full"][0] == seen["adapter"][0]
+    events, with_grad, trainable = seen["adapter"]
+    assert with_grad == trainable and all(n.startswith("base_model.model.") for n in with_grad)
+    assert len(trainable) < len(seen["full"][2])

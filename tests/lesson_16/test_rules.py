@@ -175,3 +175,84 @@ def test_the_trials_show_no_empty_progress_table() -> None:
     cells = json.loads(NOTEBOOK.read_text())["cells"]
     outputs = json.dumps([cell.get("outputs", []) for cell in cells if cell["cell_type"] == "code"])
     assert "No log" not in outputs
+
+
+def _blocks(model: Any, pattern: str) -> list[Any]:
+    """The numbered blocks of a classifier (``...<pattern>.<i>``), in order."""
+    found = [
+        (int(name.rsplit(".", 1)[1]), module)
+        for name, module in model.named_modules()
+        if name.rsplit(".", 1)[0].endswith(f".{pattern}") and name.rsplit(".", 1)[1].isdigit()
+    ]
+    return [module for _, module in sorted(found, key=lambda pair: pair[0])]
+
+
+@pytest.mark.rule(
+    lesson="16",
+    section="1. Only the top layers",
+    text="below the lowest adapted block nothing needs a gradient, so the backward pass stops there.",
+    covers=[
+        "BERT, Llama and DistilBERT classifiers of 4 blocks",
+        "layers_to_transform [2, 3] and [3]: backward hooks fire on the adapted blocks only",
+        "every block adapted: the backward pass reaches block 0",
+    ],
+)
+def test_the_backward_pass_stops_below_the_lowest_adapted_block() -> None:
+    import copy
+
+    ids = torch.randint(1, 100, (2, 6), generator=torch.Generator().manual_seed(0))
+    for name, (model, targets, pattern) in classifiers().items():
+        for layers in ([2, 3], [3], None):
+            adapter = get_peft_model(
+                copy.deepcopy(model),
+                LoraConfig(task_type="SEQ_CLS", r=4, target_modules=targets[:2], layers_to_transform=layers),
+            )
+            reached: list[int] = []
+            for index, block in enumerate(_blocks(adapter, pattern)):
+                block.register_full_backward_hook(
+                    lambda module, grad_in, grad_out, i=index, seen=reached: seen.append(i)
+                )
+            adapter(input_ids=ids, attention_mask=torch.ones_like(ids), labels=torch.tensor([0, 1])).loss.backward()
+            assert sorted(reached) == (layers or [0, 1, 2, 3]), (name, layers, reached)
+
+
+@pytest.mark.rule(
+    lesson="16",
+    section="2. `r` and `lora_alpha`",
+    text="`use_rslora=True` scales by `lora_alpha / √r` instead.",
+    covers=["BERT, Llama and DistilBERT", "r 4 and 16, lora_alpha 8", "without it: lora_alpha / r"],
+)
+def test_rslora_scales_by_the_square_root_of_r() -> None:
+    import copy
+
+    for model, targets, _ in classifiers().values():
+        for r in (4, 16):
+            for rslora, expected in ((True, 8 / r**0.5), (False, 8 / r)):
+                adapter = get_peft_model(
+                    copy.deepcopy(model),
+                    LoraConfig(task_type="SEQ_CLS", r=r, lora_alpha=8, target_modules=targets[:1], use_rslora=rslora),
+                )
+                scales = {m.scaling["default"] for _, m in adapter.named_modules() if hasattr(m, "lora_A")}
+                assert len(scales) == 1 and scales.pop() == pytest.approx(expected)
+
+
+def test_all_linear_with_seq_cls_on_a_head_of_two_layers() -> None:
+    """Section 3 says 'target_modules="all-linear" takes every linear layer but the head': true on BERT (all but
+    classifier) and Llama (all but score) with task_type="SEQ_CLS"; on DistilBERT, whose head is pre_classifier and
+    classifier, get_peft_model raises a TypeError unless modules_to_save names both. Not registered until notebook
+    16 says so (it is not this test's author's to edit)."""
+    import copy
+
+    for name, (model, _, _) in classifiers().items():
+        linears = {path for path, module in model.named_modules() if isinstance(module, nn.Linear)}
+        config = LoraConfig(task_type="SEQ_CLS", r=4, target_modules="all-linear")
+        if name == "distilbert":
+            with pytest.raises(TypeError, match="modules_to_save"):
+                get_peft_model(copy.deepcopy(model), config)
+            config = LoraConfig(
+                task_type="SEQ_CLS", r=4, target_modules="all-linear", modules_to_save=["pre_classifier", "classifier"]
+            )
+        adapter = get_peft_model(copy.deepcopy(model), config)
+        adapted = {path.replace("base_model.model.", "") for path in _adapted(adapter)}
+        head = {"bert": {"classifier"}, "llama": {"score"}, "distilbert": {"pre_classifier", "classifier"}}[name]
+        assert linears - adapted == head, name

@@ -245,3 +245,40 @@ def test_each_finding_gives_line_fix_and_lesson(tmp_path: Any) -> None:
         lesson, section = re.fullmatch(r"    taught in: lesson (\d\d), section (.+)", taught).groups()
         headings = [heading for heading, _ in main_text_sections(notebook_for(lesson))]
         assert any(heading.startswith(section) for heading in headings), (lesson, section)
+
+
+@pytest.mark.rule(
+    lesson="17",
+    section="1. What an old argument became",
+    text="An argument that 5.x no longer has is a `TypeError` when `TrainingArguments` is built.",
+    covers=["every renamed and removed argument of 4.8.2 in check_old_code.old_arguments, one at a time"],
+)
+@pytest.mark.rule(
+    lesson="17",
+    section="1. What an old argument became",
+    text="`port_kwargs` applies the map: renamed arguments move, removed ones with a replacement are rewritten, the "
+    "rest are dropped with a note that says what to do instead.",
+    covers=[
+        "every renamed argument (moves, value kept)",
+        "every removed one with a replacement (rewritten: its new field, with the chosen value where there is one)",
+        "every removed one without (dropped, the note names its fate's advice)",
+    ],
+)
+def test_old_arguments_fail_and_port_kwargs_follows_the_map(tmp_path: Any) -> None:
+    from check_old_code.old_arguments import REMOVED, RENAMED, fates_with_status, port_kwargs
+
+    gone = {**fates_with_status(RENAMED), **fates_with_status(REMOVED)}
+    fields = {name for name in TrainingArguments.__dataclass_fields__}
+    assert len([name for name in gone if name not in fields]) >= 10
+    for name, fate in gone.items():
+        if name in fields:
+            continue  # a removed name that 5.x reuses is not refused
+        with pytest.raises(TypeError, match=name):
+            TrainingArguments(output_dir=str(tmp_path), **{name: True})
+        value = True if fate.new_value is not None else object()
+        ported, notes = port_kwargs({name: value})
+        if fate.new_name is None:
+            assert ported == {} and any(fate.note in note for note in notes), name
+        else:
+            expected = fate.new_value if fate.new_value is not None else value
+            assert ported == {fate.new_name: expected}, name
