@@ -23,7 +23,8 @@ class CompletionOnlyCollator:
         ids, labels = [], []
         for row in rows:
             prompt = self.tokenizer(row["prompt"])["input_ids"]
-            answer = self.tokenizer(row["completion"])["input_ids"] + [self.eos]
+            answer = self.tokenizer(row["completion"], add_special_tokens=False)
+            answer = answer["input_ids"] + [self.eos]  # no second BOS before it
             ids.append(prompt + answer)
             labels.append(([-100] * len(prompt) if self.mask_prompt else prompt) + answer)
         batch = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")

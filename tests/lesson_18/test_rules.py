@@ -350,7 +350,8 @@ def _masked_labels_are_the_completion(tokenizer: Any, rows: list[dict[str, str]]
         "addition with a space before the completion",
         "remove_unused_columns left at True: the Trainer drops prompt and completion, the collator gets neither",
         "remove_unused_columns=False: 2 updates at accumulation 2 on the tiny Llama",
-        "a tokenizer that adds a BOS token to every call (as Llama's): expected to fail, see the strict xfail",
+        "a tokenizer that adds a BOS token to every call (as Llama's): one BOS, at the prompt's start, none before "
+        "the completion",
     ],
 )
 @pytest.mark.parametrize("batch", [1, 5, 8])
@@ -363,6 +364,7 @@ def test_the_collator_labels_the_completion_only(tmp_path: Any, batch: int) -> N
         assert _masked_labels_are_the_completion(tokenizer, chunk)
     added = addition_rows(8, seed=1, space=True)
     assert _masked_labels_are_the_completion(train_tokenizer(added), added[:batch])
+    assert _masked_labels_are_the_completion(_bos_tokenizer(rows), rows[:batch])
     settings = dict(
         output_dir=str(tmp_path),
         per_device_train_batch_size=batch,
@@ -390,17 +392,6 @@ def test_the_collator_labels_the_completion_only(tmp_path: Any, batch: int) -> N
     )
     kept.train()
     assert kept.state.global_step == 2
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lesson's CompletionOnlyCollator tokenizes the completion with the tokenizer's special tokens: a "
-    "tokenizer that adds a BOS puts one before the completion and labels it (fix in notebook 18: "
-    "add_special_tokens=False for the completion)",
-)
-def test_the_collator_with_a_tokenizer_that_adds_a_bos() -> None:
-    rows = list(max_digit_dataset(8, seed=1))
-    assert _masked_labels_are_the_completion(_bos_tokenizer(rows), rows)
 
 
 @pytest.mark.rule(
