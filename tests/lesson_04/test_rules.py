@@ -276,8 +276,14 @@ def test_preprocess_logits_reduces_what_is_kept(tmp_path: Any, model: str) -> No
 @pytest.mark.rule(
     lesson="04",
     section="Recap",
-    text="`load_best_model_at_end` needs matching save and eval strategies.",
-    covers=["steps against epoch", "steps not a multiple", "matching steps and epochs", "a real run keeps the best"],
+    text='`load_best_model_at_end` needs matching save and eval strategies (or `save_strategy="best"`).',
+    covers=[
+        "steps against epoch",
+        "steps not a multiple",
+        "matching steps and epochs",
+        "save_strategy='best' against steps and epochs",
+        "a real run keeps the best",
+    ],
 )
 def test_load_best_needs_matching_strategies(tmp_path: Any) -> None:
     from transformers import TrainingArguments
@@ -288,6 +294,10 @@ def test_load_best_needs_matching_strategies(tmp_path: Any) -> None:
     ):
         with pytest.raises(ValueError):
             TrainingArguments(output_dir=str(tmp_path), load_best_model_at_end=True, **mismatch)
+    for strategy in ("steps", "epoch"):
+        TrainingArguments(
+            output_dir=str(tmp_path), load_best_model_at_end=True, eval_strategy=strategy, save_strategy="best"
+        )
     run = trainer(
         tmp_path,
         rows=12,
@@ -368,3 +378,57 @@ def test_two_fixes_for_predictions_as_a_tuple(tmp_path: Any, model: str, accumul
     assert isinstance(tupled, tuple) and not isinstance(plain, tuple)
     assert np.allclose(tupled[0], plain) and full["eval_accuracy"] == lean["eval_accuracy"]
     assert plain.nbytes < sum(part.nbytes for part in tupled[1]) + tupled[0].nbytes
+
+
+@pytest.mark.rule(
+    lesson="04",
+    section="2. Keep the best model, stop when the metric stalls",
+    text="`load_best_model_at_end` needs a checkpoint at every evaluation, so `save_strategy` must match "
+    '`eval_strategy` (or be `"best"`: a save at each new best).',
+    covers=[
+        "eval and save by steps, by epochs: accepted; steps against epochs, save 'no': refused by TrainingArguments",
+        "save_strategy='best' with eval by steps and by epochs: accepted",
+        "a real run with save_strategy='best' (eval loss each step, 4 steps): a checkpoint only at each new best, "
+        "and the best one is the one loaded at the end",
+    ],
+)
+def test_load_best_needs_a_checkpoint_at_every_evaluation(tmp_path: Any) -> None:
+    import torch
+    from transformers import TrainingArguments
+
+    def accepted(eval_strategy: str, save_strategy: str) -> bool:
+        try:
+            TrainingArguments(
+                output_dir=str(tmp_path / "args"),
+                eval_strategy=eval_strategy,
+                save_strategy=save_strategy,
+                load_best_model_at_end=True,
+                report_to="none",
+            )
+        except ValueError as error:
+            assert "load_best_model_at_end" in str(error)
+            return False
+        return True
+
+    assert accepted("steps", "steps") and accepted("epoch", "epoch")
+    assert not accepted("steps", "epoch") and not accepted("epoch", "steps") and not accepted("steps", "no")
+    assert accepted("steps", "best") and accepted("epoch", "best")
+
+    run = trainer(
+        tmp_path,
+        eval_dataset=toy_dataset(8),
+        eval_strategy="steps",
+        eval_steps=1,
+        save_strategy="best",
+        load_best_model_at_end=True,
+        max_steps=4,
+        learning_rate=0.2,
+    )
+    run.train()
+    losses = [entry["eval_loss"] for entry in run.state.log_history if "eval_loss" in entry]
+    new_bests = [step + 1 for step, loss in enumerate(losses) if loss == min(losses[: step + 1])]
+    saved = sorted(int(path.name.split("-")[1]) for path in tmp_path.glob("checkpoint-*"))
+    assert saved == new_bests and len(saved) < len(losses), (saved, losses)  # here [1, 2, 4]
+    best_step = losses.index(min(losses)) + 1
+    assert run.state.best_model_checkpoint.endswith(f"checkpoint-{best_step}")
+    assert torch.isclose(torch.tensor(run.evaluate()["eval_loss"]), torch.tensor(min(losses)), rtol=1e-5)
