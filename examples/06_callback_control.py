@@ -89,7 +89,7 @@ trainer = Trainer(
     callbacks=[CloseLookAtTheStart(steps=3)],
 )
 trainer.add_callback(ShowPlan())
-trainer.train();
+trainer.train()
 
 
 # %% 06_callback_control.ipynb cell 6

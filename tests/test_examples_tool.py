@@ -203,3 +203,11 @@ def test_a_lessons_own_loader_is_allowed_in_its_pattern_and_is_no_instrument(tmp
         path.write_text(json.dumps({"cells": cells}))
         report = pattern_check.check_notebook(path)
         assert (not report.pattern and not report.helper_cells) is allowed, report
+
+
+def test_a_semicolon_that_hides_a_notebook_display_is_dropped() -> None:
+    trainer = "trainer = Trainer(model=model, args=args)\ntrainer.train();\nnote = 'a;b';  # kept: not an expression\n"
+    text = _script(_nb(ARGS + trainer + "print('loss 0.5')  ;\nx = [1, 2];\n"))
+    assert "\ntrainer.train()\n" in text and "trainer.train();" not in text
+    assert "print('loss 0.5')\n" in text
+    assert "note = 'a;b';  # kept: not an expression" in text and "x = [1, 2];" in text

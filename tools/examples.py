@@ -235,6 +235,17 @@ def _rewrite_arguments(lines: list[str], statement: ast.Assign, call: ast.Call, 
     ]
 
 
+def _drop_display_semicolons(tree: ast.Module, lines: list[str]) -> None:
+    """Remove the ``;`` that ends a top-level expression (``trainer.train();``): in a notebook it hides the value's
+    display, in a script it is noise. ``lines`` is edited in place; line numbers do not change."""
+    for statement in tree.body:
+        if isinstance(statement, ast.Expr) and statement.end_lineno is not None:
+            line = lines[statement.end_lineno - 1]
+            head, tail = line[: statement.end_col_offset], line[statement.end_col_offset :]
+            if tail.lstrip().startswith(";") and not tail.lstrip()[1:].strip(" ;"):
+                lines[statement.end_lineno - 1] = head
+
+
 def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str:
     """The generated script for the cells tagged for ``name``."""
     relative = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else notebook
@@ -263,6 +274,7 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
             tree = ast.parse(cell.source)
         except SyntaxError as error:
             raise PatternError(f"{where}: not valid Python ({error.msg}, line {error.lineno}).") from error
+        _drop_display_semicolons(tree, lines)
         edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, replacement), 1-based
         for statement, call in _arguments_calls(tree):
             arguments += 1
