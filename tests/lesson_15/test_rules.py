@@ -246,12 +246,24 @@ def test_merge_changes_the_model_it_is_called_on(name: str) -> None:
     assert not any("lora_" in key for key, _ in model.named_parameters())  # the adapter is gone from it
 
 
+@pytest.mark.rule(
+    lesson="15",
+    section="4. Pitfalls, checked on the pinned release",
+    text="Wrap the PEFT model in your own module whose `forward` takes `**kwargs` and you must pass "
+    '`label_names=["labels"]` (and `remove_unused_columns=False`) to `TrainingArguments` yourself; a wrapper whose '
+    "`forward` names `labels` needs neither.",
+    covers=[
+        "BERT and Llama adapters (LoRA, SEQ_CLS) wrapped in a module whose forward takes **kwargs: refused without "
+        "remove_unused_columns=False, no eval_loss without label_names, eval_loss with both",
+        "the same adapters in a wrapper whose forward names input_ids, attention_mask and labels: eval_loss with "
+        "neither setting",
+    ],
+)
 @pytest.mark.parametrize("name", ["bert", "llama"])
 def test_a_wrapped_peft_model_needs_label_names_only_when_its_forward_takes_kwargs(tmp_path: Any, name: str) -> None:
     """Section 4 says 'Wrap the PEFT model in your own module and you must pass label_names=["labels"]': true for
     a wrapper whose forward takes **kwargs (which also needs remove_unused_columns=False, or the Trainer refuses
-    the data with a clear error); a wrapper that names its inputs needs neither. Not registered until notebook 15
-    says so (it is not this test's author's to edit)."""
+    the data with a clear error); a wrapper that names its inputs needs neither."""
     make, targets = MODELS[name]
 
     class Wrapped(torch.nn.Module):

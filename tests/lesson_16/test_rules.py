@@ -236,11 +236,21 @@ def test_rslora_scales_by_the_square_root_of_r() -> None:
                 assert len(scales) == 1 and scales.pop() == pytest.approx(expected)
 
 
+@pytest.mark.rule(
+    lesson="16",
+    section="3. Names that match nothing",
+    text='`target_modules="all-linear"` takes every linear layer but the head (on a head of two layers, as '
+    'DistilBERT\'s, `task_type="SEQ_CLS"` then raises a `TypeError` unless `modules_to_save` names both).',
+    covers=[
+        "BERT (head: classifier) and Llama (head: score) with task_type SEQ_CLS: every other nn.Linear adapted",
+        "DistilBERT (head: pre_classifier and classifier): TypeError naming modules_to_save; with both named, every "
+        "other nn.Linear adapted",
+    ],
+)
 def test_all_linear_with_seq_cls_on_a_head_of_two_layers() -> None:
     """Section 3 says 'target_modules="all-linear" takes every linear layer but the head': true on BERT (all but
     classifier) and Llama (all but score) with task_type="SEQ_CLS"; on DistilBERT, whose head is pre_classifier and
-    classifier, get_peft_model raises a TypeError unless modules_to_save names both. Not registered until notebook
-    16 says so (it is not this test's author's to edit)."""
+    classifier, get_peft_model raises a TypeError unless modules_to_save names both."""
     import copy
 
     for name, (model, _, _) in classifiers().items():
