@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -492,3 +493,55 @@ def test_loss_parts_merged_in_log_are_the_means_of_the_micro_batches(rows: int, 
         assert added == pytest.approx(metrics["eval_loss"], rel=1e-5)
     else:  # eval_loss weighs each review, the parts each batch: an uneven last batch parts them
         assert added != pytest.approx(metrics["eval_loss"], rel=1e-3)
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="6. Logging the parts of a loss",
+    text="do not end their names in `_loss`: the progress table takes its evaluation prefix from the last such key.",
+    covers=["the real progress table (NotebookProgressCallback) during training", "trainer.evaluate() after training",
+            "two named evaluation sets (prefixes eval_a, eval_b)", "parts named loss_* (kept apart) and *_loss"],
+)  # fmt: skip
+@pytest.mark.parametrize("names", [("loss_main", "loss_aux"), ("main_loss", "aux_loss")], ids=["loss_*", "*_loss"])
+def test_parts_ending_in_loss_put_the_timings_into_the_progress_table(names: tuple[str, str]) -> None:
+    from transformers.utils.notebook import NotebookProgressCallback
+
+    from helpers.lessons.lesson_07 import LossPartsTrainer
+    from helpers.short_runs import WithLengthHead
+
+    rows_written: list[dict[str, Any]] = []
+
+    class TableRows(NotebookProgressCallback):  # the table the Trainer draws in a notebook; its rows recorded
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001, ANN201
+            if self.training_tracker is None:  # trainer.evaluate() after training: a table of its own
+                self.training_tracker = SimpleNamespace(remove_child=lambda: None)
+            self.training_tracker.write_line = rows_written.append
+            super().on_evaluate(args, state, control, metrics=metrics, **kwargs)
+
+    class Renamed(LossPartsTrainer):
+        def loss_parts(self, model, inputs):  # noqa: ANN001, ANN201
+            outputs, parts = super().loss_parts(model, inputs)
+            return outputs, dict(zip(names, parts.values(), strict=True))
+
+    data = fixtures.random_ids(8, seed=5)
+    data = data.add_column("length_target", [float(i % 3) - 1.0 for i in range(8)])
+    settings = dict(per_device_train_batch_size=4, max_steps=2, eval_strategy="steps", eval_steps=2)
+    settings |= dict(logging_steps=1, remove_unused_columns=False, per_device_eval_batch_size=8)
+    trainer = fixtures.trainer(
+        settings, model=WithLengthHead(fixtures.tiny_model(3)), trainer_class=Renamed, train_dataset=data,
+        eval_dataset={"a": data, "b": data},
+    )  # fmt: skip
+    trainer.add_callback(TableRows())
+    trainer.train()
+    assert len(rows_written) == 2  # one evaluation row per set
+    for row, prefix in zip(rows_written, "AB", strict=True):
+        parts = {f"{prefix} " + " ".join(word.capitalize() for word in name.split("_")) for name in names}
+        assert parts | {f"{prefix} Loss"} <= set(row), row  # the parts are columns either way
+        timings = {f"{prefix} Runtime", f"{prefix} Samples Per Second", f"{prefix} Steps Per Second"}
+        if names[0].startswith("loss_"):  # the prefix came from eval_<set>_loss: the timings were dropped
+            assert not timings & set(row), row
+        else:  # the prefix came from eval_<set>_<part>_loss: the timings became columns
+            assert timings <= set(row), row
+    metrics = trainer.evaluate(data)  # after training: one set, prefix eval
+    assert f"eval_{names[0]}" in metrics and len(rows_written) == 3
+    assert ("Runtime" in rows_written[2]) == names[0].endswith("_loss"), rows_written[2]
