@@ -198,6 +198,13 @@ SUM_RECIPES = ("own sum / num_items_in_batch", "own sum / num_items_in_batch x p
 
 @pytest.mark.rule(
     lesson="07",
+    section="2. Weighted cross-entropy against focal loss",
+    text="the Trainer then divides it by the accumulation steps (exact when the micro-batches are the same size, "
+    "section 5).",
+    covers=["uneven last micro-batch 4, 4, 2", "uneven last micro-batch 3, 3, 3, 1", "even split 5 x 2"],
+)
+@pytest.mark.rule(
+    lesson="07",
     section="5. Gradient accumulation and several processes",
     text="Cases 3 and 4 average the micro-batches' means: exact only when every micro-batch of a step holds as "
     "many reviews.",
@@ -349,6 +356,13 @@ def test_compute_loss_func_wins_over_label_smoothing(make_model: Any) -> None:
 
 @pytest.mark.rule(
     lesson="07",
+    section="4. A multi-task loss",
+    text="by default (`remove_unused_columns=True`) the Trainer drops every column that `model.forward` does not "
+    "name. The fix is `remove_unused_columns=False`",
+    covers=["forward without **kwargs", "forward with **kwargs (still dropped)", "accumulation 2"],
+)
+@pytest.mark.rule(
+    lesson="07",
     section="Recap",
     text="a loss that needs another column needs `remove_unused_columns=False`.",
     covers=["forward without **kwargs", "forward with **kwargs (still dropped)", "accumulation 2"],
@@ -377,6 +391,12 @@ def test_another_column_needs_remove_unused_columns_false(make_model: Any) -> No
     assert kept.state.global_step == 1
 
 
+@pytest.mark.rule(
+    lesson="07",
+    section="2. Weighted cross-entropy against focal loss",
+    text="for a rare class, start from the weight.",
+    covers=["seeds 0, 1, 2", "imbalance 1 : 9 and 1 : 5", "synthetic features (another data set)"],
+)
 @pytest.mark.rule(
     lesson="07",
     section="Recap",
@@ -545,3 +565,68 @@ def test_parts_ending_in_loss_put_the_timings_into_the_progress_table(names: tup
     metrics = trainer.evaluate(data)  # after training: one set, prefix eval
     assert f"eval_{names[0]}" in metrics and len(rows_written) == 3
     assert ("Runtime" in rows_written[2]) == names[0].endswith("_loss"), rows_written[2]
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="3. `compute_loss_func=`",
+    text="Put the smoothing into your function: `F.cross_entropy(..., label_smoothing=0.1)`.",
+    covers=["10 rows as 10 x 1: the loss and gradient of label_smoothing_factor=0.1 on the stock classifier",
+            "uneven last micro-batch 4, 4, 2 and 3, 3, 3, 1: the same step as 10 x 1",
+            "forward without **kwargs and the stock classifier"],
+)  # fmt: skip
+@pytest.mark.parametrize("make_model", [NoKwargsClassifier, lambda: fixtures.tiny_model(3)], ids=["no kwargs", "stock"])
+def test_smoothing_inside_compute_loss_func_is_label_smoothing_on_any_split(make_model: Any) -> None:
+    import torch.nn.functional as F
+    from transformers import PreTrainedConfig, Trainer, set_seed
+
+    from helpers.short_runs import one_sgd_step
+
+    def smoothed(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
+        loss = F.cross_entropy(outputs.logits, labels, reduction="sum", label_smoothing=0.1)
+        return loss / num_items_in_batch
+
+    rows = fixtures.random_ids(10, seed=5)
+    whole = one_sgd_step(Trainer, make_model, rows, 10, 1, compute_loss_func=smoothed)
+    for split in ("4 x 3 (4, 4, 2)", "3 x 4 (3, 3, 3, 1)"):
+        measured = one_sgd_step(Trainer, make_model, rows, *SPLITS[split], compute_loss_func=smoothed) / whole
+        assert exact(measured), (split, measured)
+    set_seed(0)
+    model = make_model()
+    if not hasattr(model, "config"):
+        model.config = PreTrainedConfig()  # label smoothing reads model.config
+    settings = dict(per_device_train_batch_size=10, max_steps=1, optim="sgd", max_grad_norm=0.0, learning_rate=0.01)
+    settings |= dict(logging_steps=1, seed=0, label_smoothing_factor=0.1)
+    stock = fixtures.trainer(settings, model=model, train_dataset=rows)
+    stock.train()
+    log = stock.state.log_history[0]
+    assert np.allclose([log["loss"], log["grad_norm"]], whole, rtol=1e-5), (log, whole)
+    plain = one_sgd_step(Trainer, make_model, rows, 10, 1)
+    assert not np.allclose(plain, whole, rtol=1e-3)  # the smoothing shows
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="3. `compute_loss_func=`",
+    text="It suits a loss of the logits and labels alone; one that needs other inputs (section 4) needs a subclass.",
+    covers=["an extra column kept by remove_unused_columns=False: it reaches forward, never the function",
+            "forward with **kwargs (it takes the column and drops it)", "accumulation 2, evaluation"],
+)  # fmt: skip
+def test_compute_loss_func_gets_the_outputs_and_labels_only() -> None:
+    calls: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+
+    def noting(outputs: Any, labels: Any, **kwargs: Any) -> Any:
+        calls.append((tuple(outputs.keys()), tuple(kwargs)))
+        return torch.nn.functional.cross_entropy(outputs.logits, labels, reduction="sum") / kwargs["num_items_in_batch"]
+
+    data = fixtures.random_ids(8, seed=5)
+    data = data.add_column("row_weight", [1.0 + i % 2 for i in range(len(data))])
+    settings = dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, max_steps=1)
+    trainer = fixtures.trainer(
+        settings | dict(remove_unused_columns=False), model=KwargsClassifier(), train_dataset=data,
+        compute_loss_func=noting,
+    )  # fmt: skip
+    trainer.train()
+    trainer.evaluate(data)
+    assert calls and all(kwargs == ("num_items_in_batch",) for _, kwargs in calls), calls
+    assert all("row_weight" not in keys for keys, _ in calls), calls
