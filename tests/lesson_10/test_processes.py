@@ -210,3 +210,19 @@ def test_two_nodes_flags_and_what_save_and_log_on_each_node_do(runs: dict[str, A
             assert prints.count("{'loss'") == 2, (node, variant)  # once per node, either setting
             running = logs.count("Running training")
             assert running == (0 if (node, variant) == (1, "flipped") else 1), (node, variant, running)
+
+
+@pytest.mark.rule(
+    lesson="10",
+    section="The pattern",
+    text="`--use_cpu True` keeps both processes on the CPU (they talk over **gloo**",
+    covers=["torchrun --nproc_per_node=2 with use_cpu=True on a machine without a GPU: device cpu, backend gloo, "
+            "world size 2 on both ranks, for every recipe", "1 process: no process group"],
+)  # fmt: skip
+def test_use_cpu_keeps_both_processes_on_the_cpu_over_gloo(runs: dict[str, Any]) -> None:
+    for recipe in ("stock", "stock_no_kwargs", "row1"):
+        two = _reports(runs, "two", recipe)
+        seen = [(r["device"].split(":")[0], r["backend"], r["world_size"]) for r in two]
+        assert seen == [("cpu", "gloo", 2)] * 2, (recipe, seen)
+    one = [(r["device"], r["backend"], r["world_size"]) for r in _reports(runs, "one", "stock")]
+    assert one == [("cpu", None, 1)], one
