@@ -555,3 +555,45 @@ def test_generated_ids_of_short_batches_are_padded_with_minus_100(tmp_path: Any)
         short = (start // 5) % 2 == 1
         block = predictions[start : start + 5]
         assert (block[:, 1:] == -100).all() if short else (block >= 0).all(), (start, block)
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="4. A reward function for `GRPOTrainer`",
+    text="a group whose completions all score the same teaches nothing.",
+    covers=["GRPOTrainer's defaults, 2 steps on the tiny Llama, groups of 4 and of 2 completions",
+            "a reward of 1 for every completion: the weights do not move",
+            "a reward that differs within a group (the completion's length): they do"],
+)  # fmt: skip
+@pytest.mark.parametrize("generations", [4, 2])
+def test_a_group_of_equal_rewards_teaches_grpo_nothing(tmp_path: Any, generations: int) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    rows = list(max_digit_dataset(16, seed=0))
+    tokenizer = train_tokenizer(rows)
+    moved = {}
+    for name, reward in (
+        ("equal", lambda completions, **kwargs: [1.0] * len(completions)),
+        ("differs", lambda completions, **kwargs: [float(len(said)) for said in completions]),
+    ):
+        config = GRPOConfig(
+            output_dir=str(tmp_path / name),
+            max_steps=2,
+            per_device_train_batch_size=8,
+            num_generations=generations,
+            max_completion_length=3,
+            learning_rate=1e-2,
+            report_to="none",
+            bf16=False,
+            use_cpu=True,
+            disable_tqdm=True,
+            save_strategy="no",
+        )
+        model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
+        before = [parameter.detach().clone() for parameter in model.parameters()]
+        GRPOTrainer(
+            model=model, reward_funcs=reward, args=config, train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+        ).train()  # fmt: skip
+        moved[name] = max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before, strict=True))
+    assert moved["equal"] == 0.0 and moved["differs"] > 1e-4, moved
