@@ -630,3 +630,44 @@ def test_compute_loss_func_gets_the_outputs_and_labels_only() -> None:
     trainer.evaluate(data)
     assert calls and all(kwargs == ("num_items_in_batch",) for _, kwargs in calls), calls
     assert all("row_weight" not in keys for keys, _ in calls), calls
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="5. Gradient accumulation and several processes",
+    text="Under AdamW, which divides each gradient by its running scale, the factor mostly cancels, clipping "
+    "included; SGD and the logs show it.",
+    covers=["the stock classifier, 8 rows as 2 x 4 against 8 x 1, 3 updates: the logged loss and grad_norm 4 times",
+            "AdamW: the weights move alike (within 2 %), unclipped, clipped at 1.0 and clipped between the two norms",
+            "SGD: 4 times as far; clipped between the two norms (only the 2 x 4 run clipped): 2.2 times as far"],
+)  # fmt: skip
+def test_adamw_hides_the_stock_models_factor_sgd_and_the_logs_show_it() -> None:
+    from transformers import set_seed
+
+    rows = fixtures.random_ids(24, seed=5)
+
+    def run(batch: int, accumulation: int, **settings: Any) -> tuple[torch.Tensor, dict[str, float]]:
+        set_seed(0)
+        model = fixtures.tiny_model(3)
+        before = torch.cat([p.detach().flatten().clone() for p in model.parameters()])
+        keywords = dict(per_device_train_batch_size=batch, gradient_accumulation_steps=accumulation, max_steps=3)
+        keywords |= dict(logging_steps=1, learning_rate=1e-3, seed=0) | settings
+        trainer = fixtures.trainer(keywords, model=model, train_dataset=rows)
+        trainer.train()
+        moved = torch.cat([p.detach().flatten() for p in model.parameters()]) - before
+        return moved, trainer.state.log_history[0]
+
+    _, whole_log = run(8, 1, optim="sgd", max_grad_norm=0.0)
+    between = 2 * whole_log["grad_norm"]  # above the 8 x 1 run's norms, below the 2 x 4 run's (4 times)
+    cases = [("adamw_torch", 0.0, 1.0), ("adamw_torch", 1.0, 1.0), ("adamw_torch", between, 1.0)]
+    cases += [("sgd", 0.0, 4.0), ("sgd", between, None)]
+    for optim, clip, want in cases:
+        split, split_log = run(2, 4, optim=optim, max_grad_norm=clip)
+        whole, whole_log = run(8, 1, optim=optim, max_grad_norm=clip)
+        assert split_log["loss"] / whole_log["loss"] == pytest.approx(4.0, rel=1e-4)  # the logs show it
+        assert split_log["grad_norm"] / whole_log["grad_norm"] == pytest.approx(4.0, rel=1e-4)
+        moved = float(split.norm() / whole.norm())
+        if want is None:  # clipping acts on the 2 x 4 run's 4-times norm only: its step is neither alike nor 4 x
+            assert 1.5 < moved < 3.5, (optim, clip, moved)
+        else:
+            assert moved == pytest.approx(want, rel=0.02), (optim, clip, moved)
