@@ -671,3 +671,48 @@ def test_adamw_hides_the_stock_models_factor_sgd_and_the_logs_show_it() -> None:
             assert 1.5 < moved < 3.5, (optim, clip, moved)
         else:
             assert moved == pytest.approx(want, rel=0.02), (optim, clip, moved)
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="The pattern",
+    text="Copy this shape for any per-review loss of your own.",
+    covers=["focal loss per review (gamma 2) and cross-entropy with label smoothing 0.1 in the pattern's shape",
+            "uneven last micro-batch 4, 4, 2 and 3, 3, 3, 1; even 5 x 2", "forward without **kwargs and the stock "
+            "classifier", "a per-micro-batch mean in the same place: off on uneven splits (why per-review)"],
+)  # fmt: skip
+@pytest.mark.parametrize("make_model", [NoKwargsClassifier, lambda: fixtures.tiny_model(3)], ids=["no kwargs", "stock"])
+def test_the_patterns_shape_holds_for_other_per_review_losses(make_model: Any) -> None:
+    import torch.nn.functional as F
+    from transformers import Trainer
+
+    from helpers.lessons.lesson_07 import sum_over_count
+
+    def focal(logits: Any, labels: Any) -> Any:
+        log_p = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None])[:, 0]
+        return -((1 - log_p.exp()) ** 2) * log_p
+
+    def smoothed(logits: Any, labels: Any) -> Any:
+        return F.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1)
+
+    def shaped(per_review: Any, mean_instead: bool = False) -> type:
+        class Shaped(Trainer):  # the pattern's shape, another per-review loss
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.model_accepts_loss_kwargs = True
+
+            def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001, ANN201
+                labels = inputs.pop("labels")
+                outputs = model(**inputs)
+                losses = per_review(outputs.logits, labels)
+                loss = losses.mean() if mean_instead else sum_over_count(losses, num_items_in_batch)
+                if num_items_in_batch is not None and self.args.average_tokens_across_devices:
+                    loss = loss * self.accelerator.num_processes
+                return (loss, outputs) if return_outputs else loss
+
+        return Shaped
+
+    for loss in (focal, smoothed):
+        for split in SPLITS:
+            assert exact(ratio(shaped(loss), make_model, SPLITS[split])), (loss.__name__, split)
+    assert not exact(ratio(shaped(focal, mean_instead=True), make_model, SPLITS["4 x 3 (4, 4, 2)"]))
