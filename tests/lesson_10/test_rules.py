@@ -121,6 +121,12 @@ def test_the_global_batch_and_the_steps(runs: dict[str, Any]) -> None:
 
 @pytest.mark.rule(
     lesson="10",
+    section="The pattern",
+    text="| CPU processes (as here) | `torchrun --nproc_per_node=2 train.py ... --use_cpu True` |",
+    covers=["train.py under torchrun --nproc_per_node=2 --use_cpu True, accumulation 2: the loss of 1 process"],
+)
+@pytest.mark.rule(
+    lesson="10",
     section="The pattern: one script, any number of processes",
     text="The same file runs everywhere; only the launch changes",
     covers=["train.py on 2 processes at accumulation 2 against 1 process", "the stock model's loss"],
