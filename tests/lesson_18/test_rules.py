@@ -268,6 +268,13 @@ def _generation_setup(tmp_path: Any, batch: int, trainer_class: Any, **settings:
 @pytest.mark.rule(
     lesson="18",
     section="3. Evaluation by generation",
+    text="The labels tell where each prompt ends (the first label that is not `-100`)",
+    covers=["eval batches of 1, 5 and 8 over 37 rows, prompts of 3 to 12 digits (right-padded training batches): "
+            "every generated answer equals greedy generation of its prompt alone"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="18",
+    section="3. Evaluation by generation",
     text="`compute_metrics` gets the generated ids of every batch, padded to one width with `-100`, and the labels.",
     covers=["eval batches of 1, 5 and 8 over 37 rows (a short last batch): one array of 37 rows, -100 only at "
             "row ends, the labels beside them",
