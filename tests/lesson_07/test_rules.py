@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -197,6 +198,13 @@ SUM_RECIPES = ("own sum / num_items_in_batch", "own sum / num_items_in_batch x p
 
 @pytest.mark.rule(
     lesson="07",
+    section="2. Weighted cross-entropy against focal loss",
+    text="the Trainer then divides it by the accumulation steps (exact when the micro-batches are the same size, "
+    "section 5).",
+    covers=["uneven last micro-batch 4, 4, 2", "uneven last micro-batch 3, 3, 3, 1", "even split 5 x 2"],
+)
+@pytest.mark.rule(
+    lesson="07",
     section="5. Gradient accumulation and several processes",
     text="Cases 3 and 4 average the micro-batches' means: exact only when every micro-batch of a step holds as "
     "many reviews.",
@@ -348,6 +356,13 @@ def test_compute_loss_func_wins_over_label_smoothing(make_model: Any) -> None:
 
 @pytest.mark.rule(
     lesson="07",
+    section="4. A multi-task loss",
+    text="by default (`remove_unused_columns=True`) the Trainer drops every column that `model.forward` does not "
+    "name. The fix is `remove_unused_columns=False`",
+    covers=["forward without **kwargs", "forward with **kwargs (still dropped)", "accumulation 2"],
+)
+@pytest.mark.rule(
+    lesson="07",
     section="Recap",
     text="a loss that needs another column needs `remove_unused_columns=False`.",
     covers=["forward without **kwargs", "forward with **kwargs (still dropped)", "accumulation 2"],
@@ -376,6 +391,12 @@ def test_another_column_needs_remove_unused_columns_false(make_model: Any) -> No
     assert kept.state.global_step == 1
 
 
+@pytest.mark.rule(
+    lesson="07",
+    section="2. Weighted cross-entropy against focal loss",
+    text="for a rare class, start from the weight.",
+    covers=["seeds 0, 1, 2", "imbalance 1 : 9 and 1 : 5", "synthetic features (another data set)"],
+)
 @pytest.mark.rule(
     lesson="07",
     section="Recap",
@@ -492,3 +513,206 @@ def test_loss_parts_merged_in_log_are_the_means_of_the_micro_batches(rows: int, 
         assert added == pytest.approx(metrics["eval_loss"], rel=1e-5)
     else:  # eval_loss weighs each review, the parts each batch: an uneven last batch parts them
         assert added != pytest.approx(metrics["eval_loss"], rel=1e-3)
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="6. Logging the parts of a loss",
+    text="do not end their names in `_loss`: the progress table takes its evaluation prefix from the last such key.",
+    covers=["the real progress table (NotebookProgressCallback) during training", "trainer.evaluate() after training",
+            "two named evaluation sets (prefixes eval_a, eval_b)", "parts named loss_* (kept apart) and *_loss"],
+)  # fmt: skip
+@pytest.mark.parametrize("names", [("loss_main", "loss_aux"), ("main_loss", "aux_loss")], ids=["loss_*", "*_loss"])
+def test_parts_ending_in_loss_put_the_timings_into_the_progress_table(names: tuple[str, str]) -> None:
+    from transformers.utils.notebook import NotebookProgressCallback
+
+    from helpers.lessons.lesson_07 import LossPartsTrainer
+    from helpers.short_runs import WithLengthHead
+
+    rows_written: list[dict[str, Any]] = []
+
+    class TableRows(NotebookProgressCallback):  # the table the Trainer draws in a notebook; its rows recorded
+        def on_evaluate(self, args, state, control, metrics=None, **kwargs):  # noqa: ANN001, ANN201
+            if self.training_tracker is None:  # trainer.evaluate() after training: a table of its own
+                self.training_tracker = SimpleNamespace(remove_child=lambda: None)
+            self.training_tracker.write_line = rows_written.append
+            super().on_evaluate(args, state, control, metrics=metrics, **kwargs)
+
+    class Renamed(LossPartsTrainer):
+        def loss_parts(self, model, inputs):  # noqa: ANN001, ANN201
+            outputs, parts = super().loss_parts(model, inputs)
+            return outputs, dict(zip(names, parts.values(), strict=True))
+
+    data = fixtures.random_ids(8, seed=5)
+    data = data.add_column("length_target", [float(i % 3) - 1.0 for i in range(8)])
+    settings = dict(per_device_train_batch_size=4, max_steps=2, eval_strategy="steps", eval_steps=2)
+    settings |= dict(logging_steps=1, remove_unused_columns=False, per_device_eval_batch_size=8)
+    trainer = fixtures.trainer(
+        settings, model=WithLengthHead(fixtures.tiny_model(3)), trainer_class=Renamed, train_dataset=data,
+        eval_dataset={"a": data, "b": data},
+    )  # fmt: skip
+    trainer.add_callback(TableRows())
+    trainer.train()
+    assert len(rows_written) == 2  # one evaluation row per set
+    for row, prefix in zip(rows_written, "AB", strict=True):
+        parts = {f"{prefix} " + " ".join(word.capitalize() for word in name.split("_")) for name in names}
+        assert parts | {f"{prefix} Loss"} <= set(row), row  # the parts are columns either way
+        timings = {f"{prefix} Runtime", f"{prefix} Samples Per Second", f"{prefix} Steps Per Second"}
+        if names[0].startswith("loss_"):  # the prefix came from eval_<set>_loss: the timings were dropped
+            assert not timings & set(row), row
+        else:  # the prefix came from eval_<set>_<part>_loss: the timings became columns
+            assert timings <= set(row), row
+    metrics = trainer.evaluate(data)  # after training: one set, prefix eval
+    assert f"eval_{names[0]}" in metrics and len(rows_written) == 3
+    assert ("Runtime" in rows_written[2]) == names[0].endswith("_loss"), rows_written[2]
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="3. `compute_loss_func=`",
+    text="Put the smoothing into your function: `F.cross_entropy(..., label_smoothing=0.1)`.",
+    covers=["10 rows as 10 x 1: the loss and gradient of label_smoothing_factor=0.1 on the stock classifier",
+            "uneven last micro-batch 4, 4, 2 and 3, 3, 3, 1: the same step as 10 x 1",
+            "forward without **kwargs and the stock classifier"],
+)  # fmt: skip
+@pytest.mark.parametrize("make_model", [NoKwargsClassifier, lambda: fixtures.tiny_model(3)], ids=["no kwargs", "stock"])
+def test_smoothing_inside_compute_loss_func_is_label_smoothing_on_any_split(make_model: Any) -> None:
+    import torch.nn.functional as F
+    from transformers import PreTrainedConfig, Trainer, set_seed
+
+    from helpers.short_runs import one_sgd_step
+
+    def smoothed(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
+        loss = F.cross_entropy(outputs.logits, labels, reduction="sum", label_smoothing=0.1)
+        return loss / num_items_in_batch
+
+    rows = fixtures.random_ids(10, seed=5)
+    whole = one_sgd_step(Trainer, make_model, rows, 10, 1, compute_loss_func=smoothed)
+    for split in ("4 x 3 (4, 4, 2)", "3 x 4 (3, 3, 3, 1)"):
+        measured = one_sgd_step(Trainer, make_model, rows, *SPLITS[split], compute_loss_func=smoothed) / whole
+        assert exact(measured), (split, measured)
+    set_seed(0)
+    model = make_model()
+    if not hasattr(model, "config"):
+        model.config = PreTrainedConfig()  # label smoothing reads model.config
+    settings = dict(per_device_train_batch_size=10, max_steps=1, optim="sgd", max_grad_norm=0.0, learning_rate=0.01)
+    settings |= dict(logging_steps=1, seed=0, label_smoothing_factor=0.1)
+    stock = fixtures.trainer(settings, model=model, train_dataset=rows)
+    stock.train()
+    log = stock.state.log_history[0]
+    assert np.allclose([log["loss"], log["grad_norm"]], whole, rtol=1e-5), (log, whole)
+    plain = one_sgd_step(Trainer, make_model, rows, 10, 1)
+    assert not np.allclose(plain, whole, rtol=1e-3)  # the smoothing shows
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="3. `compute_loss_func=`",
+    text="It suits a loss of the logits and labels alone; one that needs other inputs (section 4) needs a subclass.",
+    covers=["an extra column kept by remove_unused_columns=False: it reaches forward, never the function",
+            "forward with **kwargs (it takes the column and drops it)", "accumulation 2, evaluation"],
+)  # fmt: skip
+def test_compute_loss_func_gets_the_outputs_and_labels_only() -> None:
+    calls: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+
+    def noting(outputs: Any, labels: Any, **kwargs: Any) -> Any:
+        calls.append((tuple(outputs.keys()), tuple(kwargs)))
+        return torch.nn.functional.cross_entropy(outputs.logits, labels, reduction="sum") / kwargs["num_items_in_batch"]
+
+    data = fixtures.random_ids(8, seed=5)
+    data = data.add_column("row_weight", [1.0 + i % 2 for i in range(len(data))])
+    settings = dict(per_device_train_batch_size=2, gradient_accumulation_steps=2, max_steps=1)
+    trainer = fixtures.trainer(
+        settings | dict(remove_unused_columns=False), model=KwargsClassifier(), train_dataset=data,
+        compute_loss_func=noting,
+    )  # fmt: skip
+    trainer.train()
+    trainer.evaluate(data)
+    assert calls and all(kwargs == ("num_items_in_batch",) for _, kwargs in calls), calls
+    assert all("row_weight" not in keys for keys, _ in calls), calls
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="5. Gradient accumulation and several processes",
+    text="Under AdamW, which divides each gradient by its running scale, the factor mostly cancels, clipping "
+    "included; SGD and the logs show it.",
+    covers=["the stock classifier, 8 rows as 2 x 4 against 8 x 1, 3 updates: the logged loss and grad_norm 4 times",
+            "AdamW: the weights move alike (within 2 %), unclipped, clipped at 1.0 and clipped between the two norms",
+            "SGD: 4 times as far; clipped between the two norms (only the 2 x 4 run clipped): 2.2 times as far"],
+)  # fmt: skip
+def test_adamw_hides_the_stock_models_factor_sgd_and_the_logs_show_it() -> None:
+    from transformers import set_seed
+
+    rows = fixtures.random_ids(24, seed=5)
+
+    def run(batch: int, accumulation: int, **settings: Any) -> tuple[torch.Tensor, dict[str, float]]:
+        set_seed(0)
+        model = fixtures.tiny_model(3)
+        before = torch.cat([p.detach().flatten().clone() for p in model.parameters()])
+        keywords = dict(per_device_train_batch_size=batch, gradient_accumulation_steps=accumulation, max_steps=3)
+        keywords |= dict(logging_steps=1, learning_rate=1e-3, seed=0) | settings
+        trainer = fixtures.trainer(keywords, model=model, train_dataset=rows)
+        trainer.train()
+        moved = torch.cat([p.detach().flatten() for p in model.parameters()]) - before
+        return moved, trainer.state.log_history[0]
+
+    _, whole_log = run(8, 1, optim="sgd", max_grad_norm=0.0)
+    between = 2 * whole_log["grad_norm"]  # above the 8 x 1 run's norms, below the 2 x 4 run's (4 times)
+    cases = [("adamw_torch", 0.0, 1.0), ("adamw_torch", 1.0, 1.0), ("adamw_torch", between, 1.0)]
+    cases += [("sgd", 0.0, 4.0), ("sgd", between, None)]
+    for optim, clip, want in cases:
+        split, split_log = run(2, 4, optim=optim, max_grad_norm=clip)
+        whole, whole_log = run(8, 1, optim=optim, max_grad_norm=clip)
+        assert split_log["loss"] / whole_log["loss"] == pytest.approx(4.0, rel=1e-4)  # the logs show it
+        assert split_log["grad_norm"] / whole_log["grad_norm"] == pytest.approx(4.0, rel=1e-4)
+        moved = float(split.norm() / whole.norm())
+        if want is None:  # clipping acts on the 2 x 4 run's 4-times norm only: its step is neither alike nor 4 x
+            assert 1.5 < moved < 3.5, (optim, clip, moved)
+        else:
+            assert moved == pytest.approx(want, rel=0.02), (optim, clip, moved)
+
+
+@pytest.mark.rule(
+    lesson="07",
+    section="The pattern",
+    text="Copy this shape for any per-review loss of your own.",
+    covers=["focal loss per review (gamma 2) and cross-entropy with label smoothing 0.1 in the pattern's shape",
+            "uneven last micro-batch 4, 4, 2 and 3, 3, 3, 1; even 5 x 2", "forward without **kwargs and the stock "
+            "classifier", "a per-micro-batch mean in the same place: off on uneven splits (why per-review)"],
+)  # fmt: skip
+@pytest.mark.parametrize("make_model", [NoKwargsClassifier, lambda: fixtures.tiny_model(3)], ids=["no kwargs", "stock"])
+def test_the_patterns_shape_holds_for_other_per_review_losses(make_model: Any) -> None:
+    import torch.nn.functional as F
+    from transformers import Trainer
+
+    from helpers.lessons.lesson_07 import sum_over_count
+
+    def focal(logits: Any, labels: Any) -> Any:
+        log_p = F.log_softmax(logits.float(), dim=-1).gather(1, labels[:, None])[:, 0]
+        return -((1 - log_p.exp()) ** 2) * log_p
+
+    def smoothed(logits: Any, labels: Any) -> Any:
+        return F.cross_entropy(logits, labels, reduction="none", label_smoothing=0.1)
+
+    def shaped(per_review: Any, mean_instead: bool = False) -> type:
+        class Shaped(Trainer):  # the pattern's shape, another per-review loss
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.model_accepts_loss_kwargs = True
+
+            def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # noqa: ANN001, ANN201
+                labels = inputs.pop("labels")
+                outputs = model(**inputs)
+                losses = per_review(outputs.logits, labels)
+                loss = losses.mean() if mean_instead else sum_over_count(losses, num_items_in_batch)
+                if num_items_in_batch is not None and self.args.average_tokens_across_devices:
+                    loss = loss * self.accelerator.num_processes
+                return (loss, outputs) if return_outputs else loss
+
+        return Shaped
+
+    for loss in (focal, smoothed):
+        for split in SPLITS:
+            assert exact(ratio(shaped(loss), make_model, SPLITS[split])), (loss.__name__, split)
+    assert not exact(ratio(shaped(focal, mean_instead=True), make_model, SPLITS["4 x 3 (4, 4, 2)"]))

@@ -91,6 +91,8 @@ def _process_report() -> Any:
                 "local_rank": args.local_process_index,
                 "env": launcher_env(),
                 "world_size": args.world_size,
+                "device": str(args.device),
+                "backend": torch.distributed.get_backend() if torch.distributed.is_initialized() else None,
                 "world_zero": state.is_world_process_zero,
                 "local_zero": state.is_local_process_zero,
                 "per_device_batch": args.per_device_train_batch_size,

@@ -43,6 +43,12 @@ def _near(value: float, expected: float) -> bool:
 @pytest.mark.rule(
     lesson="10",
     section="Recap",
+    text="Only process zero saves the model.",
+    covers=["2 processes: one model.safetensors, rng_state_0 and rng_state_1", "2 nodes (test_two_nodes_...)"],
+)
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
     text="Every process runs every callback: guard files and prints with `state.is_world_process_zero`",
     covers=["2 processes", "2 nodes of 2 processes (test_two_nodes_...)", "only process zero saves the model"],
 )
@@ -59,6 +65,12 @@ def test_every_process_fires_every_callback_and_one_process_saves_the_model(runs
     assert saved.count("model.safetensors") == 1 and {"rng_state_0.pth", "rng_state_1.pth"} <= set(saved)
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="2. What every process does",
+    text="The fix is in the pattern: `eval_on_start=True` evaluates at step 0 inside `train()`, after the wrapping.",
+    covers=["2 processes, the stock model: wrapped in DDP, equal gradient norms on both processes"],
+)
 @pytest.mark.rule(
     lesson="10",
     section="Recap",
@@ -85,6 +97,21 @@ def test_the_stock_model_doubles_loss_grad_norm_and_eval_loss_and_both_fixes_wor
         assert all(_near(value / true, factor) for value, true in zip(got, truth)), (recipe, got, truth)
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="3. The stock model's loss on 2 processes",
+    text="A `compute_loss` that divides by `num_items_in_batch` has the opposite trap: on `P` processes it must be "
+    "multiplied by `P` (a `compute_loss_func` must not).",
+    covers=["accumulation 2, 1 and 2 processes: own sum / num_items_in_batch logs 1/P, x processes logs 1",
+            "compute_loss_func: sum / num_items_in_batch logs 1 with no factor (x P would log 2)"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="10",
+    section="3. The stock model's loss on 2 processes",
+    text="It suits a loss that is a mean of its batch, as the stock classifiers'",
+    covers=["accumulation 2, 1 and 2 processes: the stock model and an own mean, both with "
+            "model_accepts_loss_kwargs=False, log the truth at every step"],
+)  # fmt: skip
 def test_lesson_07s_eight_rows_hold_on_one_and_two_processes(runs: dict[str, Any]) -> None:
     from helpers.lessons.lesson_07 import LOSS_SCALING_RECIPES
 
@@ -113,6 +140,14 @@ def test_loss_parts_trainer_logs_the_mean_of_every_process(runs: dict[str, Any])
         assert np.abs(columns.sum(axis=1) / losses - 1).max() < 1e-5, run
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="4. FSDP and DeepSpeed",
+    text="Both are for GPUs: on CPU processes the Trainer's FSDP does not shard.",
+    covers=["fsdp=True on 2 CPU processes under torchrun: DistributedDataParallel",
+            "accelerate launch with an FSDP configuration: Accelerate keeps MULTI_CPU, nothing sharded",
+            "without --use_cpu: the Trainer refuses fsdp (only works in distributed training)"],
+)  # fmt: skip
 def test_fsdp_on_cpu_processes_is_plain_ddp_and_torch_alone_shards(runs: dict[str, Any]) -> None:
     from accelerate.state import AcceleratorState
 
@@ -130,6 +165,21 @@ def test_fsdp_on_cpu_processes_is_plain_ddp_and_torch_alone_shards(runs: dict[st
     assert kinds and "DistributedType.MULTI_CPU" not in kinds
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="2. What every process does",
+    text="`state.is_world_process_zero` is True on one process of the job; `state.is_local_process_zero` on one "
+    "process per machine.",
+    covers=["2 nodes of 2 processes (torchrun --nnodes=2 on this host): world zero rank 0, local zero ranks 0 and 2"],
+)
+@pytest.mark.rule(
+    lesson="10",
+    section="2. What every process does",
+    text="The Trainer itself saves the model only where `args.should_save` is True (process zero), and every "
+    "process saves its own random-number state",
+    covers=["2 nodes of 2 processes: node 1's checkpoint holds rng_state_2 and rng_state_3 only",
+            "save_on_each_node=True: should_save on both local zeros, still one model.safetensors (rank 0)"],
+)  # fmt: skip
 def test_two_nodes_flags_and_what_save_and_log_on_each_node_do(runs: dict[str, Any]) -> None:
     from transformers import PreTrainedModel
 
@@ -160,3 +210,19 @@ def test_two_nodes_flags_and_what_save_and_log_on_each_node_do(runs: dict[str, A
             assert prints.count("{'loss'") == 2, (node, variant)  # once per node, either setting
             running = logs.count("Running training")
             assert running == (0 if (node, variant) == (1, "flipped") else 1), (node, variant, running)
+
+
+@pytest.mark.rule(
+    lesson="10",
+    section="The pattern",
+    text="`--use_cpu True` keeps both processes on the CPU (they talk over **gloo**",
+    covers=["torchrun --nproc_per_node=2 with use_cpu=True on a machine without a GPU: device cpu, backend gloo, "
+            "world size 2 on both ranks, for every recipe", "1 process: no process group"],
+)  # fmt: skip
+def test_use_cpu_keeps_both_processes_on_the_cpu_over_gloo(runs: dict[str, Any]) -> None:
+    for recipe in ("stock", "stock_no_kwargs", "row1"):
+        two = _reports(runs, "two", recipe)
+        seen = [(r["device"].split(":")[0], r["backend"], r["world_size"]) for r in two]
+        assert seen == [("cpu", "gloo", 2)] * 2, (recipe, seen)
+    one = [(r["device"], r["backend"], r["world_size"]) for r in _reports(runs, "one", "stock")]
+    assert one == [("cpu", None, 1)], one

@@ -46,6 +46,14 @@ def _all_near(values: list[float], factor: float) -> bool:
 
 @pytest.mark.rule(
     lesson="10",
+    section="1. The global batch, and the steps",
+    text="To keep a recipe, divide `per_device_train_batch_size` by the number of processes",
+    covers=["2 processes x 4 against 1 process x 8, accumulation 1: the same loss and gradient norm at every step",
+            "2 processes x 2 x accumulation 2 against 1 x 8 (the pattern's model_accepts_loss_kwargs=False; the "
+            "default logs P x k times: section 3)"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="10",
     section="3. The stock model's loss on 2 processes",
     text="Setting `trainer.model_accepts_loss_kwargs = False` after building the Trainer",
     covers=["2 processes, accumulation 1", "2 processes, accumulation 2", "1 process, accumulation 2"],
@@ -56,6 +64,12 @@ def test_model_accepts_loss_kwargs_false_matches_one_process_at_any_accumulation
         assert _all_near(ratios["loss"], 1) and _all_near(ratios["grad_norm"], 1), (run, accumulation, ratios)
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="The stock classifier's loss, with the defaults, is scaled by processes × accumulation steps",
+    covers=["2 processes, accumulation 1: 2 x", "2 processes, accumulation 2: 4 x (loss and grad_norm, every step)"],
+)
 @pytest.mark.rule(
     lesson="10",
     section="3. The stock model's loss on 2 processes",
@@ -79,6 +93,18 @@ def test_average_tokens_false_fixes_accumulation_1_only_and_the_default_doubles_
 
 @pytest.mark.rule(
     lesson="10",
+    section="1. The global batch, and the steps",
+    text="Change the number of processes and you change the global batch and the number of steps.",
+    covers=["20 rows at 4 a device, accumulation 2: 3 steps on 1 process, 2 on 2 (an uneven last batch)"],
+)
+@pytest.mark.rule(
+    lesson="10",
+    section="Recap",
+    text="more processes, fewer steps an epoch.",
+    covers=["20 rows at 4 a device, accumulation 2: 3 steps on 1 process, 2 on 2 (an uneven last batch)"],
+)
+@pytest.mark.rule(
+    lesson="10",
     section="Recap",
     text="The global batch is `per_device_train_batch_size × processes × gradient_accumulation_steps`",
     covers=["2 processes, accumulation 2", "an uneven last batch (20 rows, global batch 16)", "train.py's first line"],
@@ -93,6 +119,12 @@ def test_the_global_batch_and_the_steps(runs: dict[str, Any]) -> None:
     assert two == ["world size 2, global batch 8 (2 x 2 x 2), 2 optimizer steps"], two
 
 
+@pytest.mark.rule(
+    lesson="10",
+    section="The pattern",
+    text="| CPU processes (as here) | `torchrun --nproc_per_node=2 train.py ... --use_cpu True` |",
+    covers=["train.py under torchrun --nproc_per_node=2 --use_cpu True, accumulation 2: the loss of 1 process"],
+)
 @pytest.mark.rule(
     lesson="10",
     section="The pattern: one script, any number of processes",

@@ -8,6 +8,7 @@ tiny BERT of ``exercises.checks.fixtures`` on 32 rows of random ids: 8 steps an 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -438,3 +439,68 @@ def test_the_last_checkpoint_is_the_highest_number_even_cut_short(tmp_path: Path
         require_resumable(cut)
     with pytest.raises(ValueError, match="Can't find a valid checkpoint at .*checkpoint-10"):
         run(tmp_path, save_steps=9).train(resume_from_checkpoint=True)  # picks 10, not the complete 9
+
+
+STEP_S = 2.0  # each step sleeps this long in `training_step`: the JIT flag, raised 3 s after SIGTERM, waits for it
+
+
+def _slow_step_run(out_dir: str, mode: str) -> None:
+    """A TinyModel run with `enable_jit_checkpoint=True` whose steps last STEP_S, and no regular save."""
+    import time
+
+    from rule_training import trainer
+    from tiny_training import toy_dataset
+    from transformers import Trainer
+
+    from helpers.preemption import Pace
+
+    class Slow(Trainer):
+        def training_step(self, *args: Any, **kwargs: Any) -> Any:
+            time.sleep(STEP_S)
+            return super().training_step(*args, **kwargs)
+
+    settings = dict(max_steps=100, save_strategy="steps", save_steps=1000, enable_jit_checkpoint=True)
+    trainer(out_dir, [Pace(0.0)], train_dataset=toy_dataset(64), trainer_class=Slow, **settings).train()
+
+
+@pytest.mark.rule(
+    lesson="11",
+    section="7. Pre-emption",
+    text="set `enable_jit_checkpoint=True` and ask for a grace period longer than 3 s + one step + one save",
+    covers=[
+        "a real SIGTERM after step 1 of a forked Trainer whose steps last 2 s, then SIGKILL when the grace ends",
+        "grace 2.5 s (< 3 s): killed, no checkpoint",
+        "grace 3.5 s (> 3 s, < 3 s + one step): killed, no checkpoint",
+        "grace 3 s + one step + one save (+ 1.5 s): exit 0 about 4 s after SIGTERM, checkpoint-2 (no regular save)",
+    ],
+)
+def test_the_grace_period_must_cover_3_s_a_step_and_a_save(tmp_path: Path) -> None:
+    import signal
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from helpers.preemption import checkpoint_steps, start_run
+
+    def stop(grace: float, child: Any, output: Any) -> dict[str, Any]:
+        for line in output:  # the first step's end
+            if line.startswith("step 1"):
+                break
+        os.kill(child.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        child.join(timeout=grace)
+        ended = time.monotonic() - sent
+        if child.is_alive():  # the cluster's SIGKILL at the end of the grace period
+            os.kill(child.pid, signal.SIGKILL)
+            child.join()
+        output.close()
+        return {"exit code": child.exitcode, "after": ended, "saved": checkpoint_steps(tmp_path / str(grace))}
+
+    graces = [2.5, 3.5, 3 + STEP_S + 1.5]
+    runs = [start_run(_slow_step_run, tmp_path / str(grace), "jit") for grace in graces]  # forked from this thread
+    with ThreadPoolExecutor(len(graces)) as pool:
+        short, above_3_s, enough = pool.map(stop, graces, *zip(*runs, strict=True))
+    for lost in (short, above_3_s):
+        assert lost["exit code"] == -signal.SIGKILL and lost["saved"] == [], (short, above_3_s)
+    # the flag rose 3 s after SIGTERM, inside step 3 (2 to 4 s): checkpoint-2 saved before that step's update
+    assert enough["exit code"] == 0 and enough["saved"] == [2], enough
+    assert 3 + STEP_S / 2 < enough["after"] < graces[-1], enough

@@ -7,6 +7,7 @@ import logging
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from datasets import Dataset
@@ -115,6 +116,13 @@ def _gap(model: Any, flat: dict[str, torch.Tensor], rows: list[list[int]], mask:
 @pytest.mark.rule(
     lesson="18",
     section="2. Packing and padding-free batches",
+    text="A packed batch you run yourself needs `use_cache=False` and no `attention_mask`; the same with `eager` "
+    "attention",
+    covers=["cache off, no attention_mask", "cache off, all-ones attention_mask", "cache on", "sdpa and eager"],
+)
+@pytest.mark.rule(
+    lesson="18",
+    section="2. Packing and padding-free batches",
     text="An all-ones `attention_mask` passed beside `position_ids` lets them attend to each other too",
     covers=["cache off, no attention_mask", "cache off, all-ones attention_mask", "cache on", "sdpa and eager"],
 )
@@ -170,6 +178,13 @@ def _exact_match_after(rows: list[dict[str, str]], test: list[dict[str, str]], m
     return exact_match(said, [r["completion"] for r in test])
 
 
+@pytest.mark.rule(
+    lesson="18",
+    section="Recap",
+    text="At equal steps the mask spends every gradient on the completion; the prompt in the loss slows it down, on "
+    "a task the model can learn",
+    covers=["reversal of 3 letters, 3 seeds", "2-digit addition, 3 seeds (not learnt)", "masked and unmasked"],
+)
 @pytest.mark.rule(
     lesson="18",
     section="1. The prompt masked: your collator and `SFTTrainer`'s",
@@ -252,6 +267,22 @@ def _generation_setup(tmp_path: Any, batch: int, trainer_class: Any, **settings:
 
 @pytest.mark.rule(
     lesson="18",
+    section="3. Evaluation by generation",
+    text="The labels tell where each prompt ends (the first label that is not `-100`)",
+    covers=["eval batches of 1, 5 and 8 over 37 rows, prompts of 3 to 12 digits (right-padded training batches): "
+            "every generated answer equals greedy generation of its prompt alone"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="18",
+    section="3. Evaluation by generation",
+    text="`compute_metrics` gets the generated ids of every batch, padded to one width with `-100`, and the labels.",
+    covers=["eval batches of 1, 5 and 8 over 37 rows (a short last batch): one array of 37 rows, -100 only at "
+            "row ends, the labels beside them",
+            "batches whose generation stops early (3, then 1 new token, as at an EOS): the short ones padded with "
+            "-100 to width 3 (test_generated_ids_of_short_batches_are_padded_with_minus_100)"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="18",
     section="Recap",
     text="Evaluation by generation: override `prediction_step` to return generated ids, score them in "
     "`compute_metrics`",
@@ -271,7 +302,12 @@ def test_evaluation_by_generation_scores_what_generate_says(tmp_path: Any, batch
     decoded: list[str] = []
 
     def compute_metrics(prediction: Any) -> dict[str, float]:
-        ids = torch.tensor(prediction.predictions).clamp(min=0)
+        predictions = np.asarray(prediction.predictions)
+        assert predictions.ndim == 2 and len(predictions) == len(prediction.label_ids) == len(rows)
+        assert set(np.unique(predictions[predictions < 0])) <= {-100}
+        padded = predictions == -100  # -100 only after a row's last generated id
+        assert (padded[:, :-1] <= padded[:, 1:]).all()
+        ids = torch.tensor(predictions).clamp(min=0)
         decoded.extend(tokenizer.batch_decode(ids, skip_special_tokens=True))
         return {"exact_match": exact_match(decoded, rows["completion"])}
 
@@ -342,6 +378,13 @@ def _masked_labels_are_the_completion(tokenizer: Any, rows: list[dict[str, str]]
 
 @pytest.mark.rule(
     lesson="18",
+    section="The pattern",
+    text="`remove_unused_columns=False`, since the collator reads the text columns the model does not take.",
+    covers=["remove_unused_columns left at True: the Trainer drops prompt and completion, the collator fails",
+            "remove_unused_columns=False: 2 updates at accumulation 2, batches of 1, 5 and 8"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="18",
     section="Recap",
     text="Train a causal LM on prompt-completion pairs with labels `-100` over the prompt and the padding: your own "
     "collator (with `remove_unused_columns=False`)",
@@ -396,6 +439,14 @@ def test_the_collator_labels_the_completion_only(tmp_path: Any, batch: int) -> N
 
 @pytest.mark.rule(
     lesson="18",
+    section="2. Packing and padding-free batches",
+    text="with `position_ids` that restart at 0 for each sequence and the label of each sequence's first token set to "
+    "-100.",
+    covers=["batches of 1, 5 and 8 rows of uneven length (the last batch short)",
+            "the lesson's BPE tokenizer and the course's MiniLM tokenizer (WordPiece, [CLS] and [SEP])"],
+)  # fmt: skip
+@pytest.mark.rule(
+    lesson="18",
     section="Recap",
     text="Packing (`DataCollatorWithFlattening`, `SFTConfig(packing=True)`) removes the padding",
     covers=[
@@ -419,7 +470,13 @@ def test_packing_removes_the_padding(tmp_path: Any, batch: int) -> None:
         ids = [tokenizer(text)["input_ids"] for text in texts]
         for start in range(0, len(ids), batch):
             chunk = [{"input_ids": row} for row in ids[start : start + batch]]
-            packed = DataCollatorWithFlattening()(chunk)["input_ids"]
+            flattened = DataCollatorWithFlattening()(chunk)
+            packed = flattened["input_ids"]
+            positions = [at for row in chunk for at in range(len(row["input_ids"]))]
+            assert flattened["position_ids"][0].tolist() == positions  # restarting at 0 for each sequence
+            tokens = packed[0].tolist()
+            first_masked = [-100 if at == 0 else token for token, at in zip(tokens, positions, strict=True)]
+            assert flattened["labels"][0].tolist() == first_masked  # each sequence's first label -100
             assert packed.shape == (1, sum(len(row["input_ids"]) for row in chunk))
             assert packed[0].tolist() == [token for row in chunk for token in row["input_ids"]]
             padded = tokenizer.pad(chunk, return_tensors="pt")["input_ids"]
@@ -444,3 +501,106 @@ def test_packing_removes_the_padding(tmp_path: Any, batch: int) -> None:
     labelled = sum(int((b["labels"] != -100).sum()) for b in batches)
     completions = sum(len(tokenizer(row["completion"])["input_ids"]) + 1 for row in rows)  # + EOS
     assert labelled >= completions
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="2. Packing and padding-free batches",
+    text="The `Trainer` sets `model.config.use_cache` from `TrainingArguments.use_cache`, which is `False` by "
+    "default, so training is right.",
+    covers=["a model built with use_cache=True: Trainer with the default arguments, then 1 step on packed rows",
+            "TrainingArguments(use_cache=True): the cache stays on and packed rows leak",
+            "SFTTrainer with SFTConfig's default"],
+)  # fmt: skip
+def test_the_trainer_turns_the_cache_off_so_packed_rows_stay_apart(tmp_path: Any) -> None:
+    from transformers import Trainer, TrainingArguments
+    from trl import SFTConfig, SFTTrainer
+
+    tokenizer, flat, rows = _packed_inputs()
+    base = dict(output_dir=str(tmp_path), report_to="none", use_cpu=True, disable_tqdm=True, save_strategy="no")
+    for cache in (None, True):
+        model = tiny_llama(tokenizer, seed=0, hidden=64, layers=2)
+        model.config.use_cache = True  # the model's own default
+        settings = base if cache is None else base | dict(use_cache=cache)
+        batch = {key: flat[key] for key in ("input_ids", "position_ids", "labels")}
+        run = Trainer(model=model, args=TrainingArguments(**settings, max_steps=1), train_dataset=[batch] * 1,
+                      data_collator=lambda features: features[0])  # fmt: skip
+        run.train()
+        model.eval()
+        assert model.config.use_cache is bool(cache), cache
+        assert (_gap(model, flat, rows, mask=False) < 1e-5) is (cache is None), cache
+    model = tiny_llama(tokenizer, seed=0, hidden=64, layers=2)
+    model.config.use_cache = True
+    SFTTrainer(
+        model=model,
+        args=SFTConfig(**base, bf16=False),
+        train_dataset=Dataset.from_list(list(max_digit_dataset(8, seed=0))),
+        processing_class=tokenizer,
+    )
+    assert model.config.use_cache is False
+
+
+def test_generated_ids_of_short_batches_are_padded_with_minus_100(tmp_path: Any) -> None:
+    """Section 3's "padded to one width with `-100`": batches that generate 3 and 1 new tokens by turns."""
+    from helpers.lessons.lesson_18 import GenerationTrainer
+
+    class StopsEarly(GenerationTrainer):
+        calls = 0
+
+        def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None):  # noqa: ANN001, ANN201
+            self.max_new_tokens = 3 if self.calls % 2 == 0 else 1
+            self.calls += 1
+            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys)
+
+    run, _, _, rows = _generation_setup(tmp_path, 5, StopsEarly)
+    seen: list[np.ndarray] = []
+    run.compute_metrics = lambda prediction: seen.append(np.asarray(prediction.predictions)) or {}
+    run.evaluate(rows)
+    predictions = seen[0]
+    assert predictions.shape == (37, 3)
+    for start in range(0, 37, 5):
+        short = (start // 5) % 2 == 1
+        block = predictions[start : start + 5]
+        assert (block[:, 1:] == -100).all() if short else (block >= 0).all(), (start, block)
+
+
+@pytest.mark.rule(
+    lesson="18",
+    section="4. A reward function for `GRPOTrainer`",
+    text="a group whose completions all score the same teaches nothing.",
+    covers=["GRPOTrainer's defaults, 2 steps on the tiny Llama, groups of 4 and of 2 completions",
+            "a reward of 1 for every completion: the weights do not move",
+            "a reward that differs within a group (the completion's length): they do"],
+)  # fmt: skip
+@pytest.mark.parametrize("generations", [4, 2])
+def test_a_group_of_equal_rewards_teaches_grpo_nothing(tmp_path: Any, generations: int) -> None:
+    from trl import GRPOConfig, GRPOTrainer
+
+    rows = list(max_digit_dataset(16, seed=0))
+    tokenizer = train_tokenizer(rows)
+    moved = {}
+    for name, reward in (
+        ("equal", lambda completions, **kwargs: [1.0] * len(completions)),
+        ("differs", lambda completions, **kwargs: [float(len(said)) for said in completions]),
+    ):
+        config = GRPOConfig(
+            output_dir=str(tmp_path / name),
+            max_steps=2,
+            per_device_train_batch_size=8,
+            num_generations=generations,
+            max_completion_length=3,
+            learning_rate=1e-2,
+            report_to="none",
+            bf16=False,
+            use_cpu=True,
+            disable_tqdm=True,
+            save_strategy="no",
+        )
+        model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
+        before = [parameter.detach().clone() for parameter in model.parameters()]
+        GRPOTrainer(
+            model=model, reward_funcs=reward, args=config, train_dataset=Dataset.from_list(rows),
+            processing_class=tokenizer,
+        ).train()  # fmt: skip
+        moved[name] = max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before, strict=True))
+    assert moved["equal"] == 0.0 and moved["differs"] > 1e-4, moved
