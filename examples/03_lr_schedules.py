@@ -51,11 +51,9 @@ collator = DataCollatorWithPadding(tokenizer)
 
 
 # %% 03_lr_schedules.ipynb cell 6
-#| export
 from dataclasses import dataclass, field
 from typing import Any
 
-from transformers import TrainerCallback
 
 
 @dataclass

@@ -56,7 +56,7 @@ def small_model():
 
 
 # %% 05_callback_events.ipynb cell 6
-from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers import Trainer, TrainingArguments
 
 from helpers import run_dir
 

@@ -48,7 +48,7 @@ for name in ("train", "validation"):
 
 
 # %% 06_callback_control.ipynb cell 5
-from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers import Trainer, TrainingArguments
 
 from helpers import run_dir
 

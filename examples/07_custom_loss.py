@@ -48,8 +48,6 @@ class LinearHead(torch.nn.Module):
 
 
 # %% 07_custom_loss.ipynb cell 5
-#| export
-import torch.nn.functional as F
 from transformers import Trainer
 
 
@@ -84,7 +82,7 @@ class WeightedLossTrainer(Trainer):
 # %% 07_custom_loss.ipynb cell 7
 import numpy as np
 from sklearn.metrics import f1_score, recall_score
-from transformers import Trainer, TrainingArguments, set_seed
+from transformers import TrainingArguments, set_seed
 
 import helpers
 

@@ -27,7 +27,7 @@ import copy
 import re
 
 import torch
-from transformers import Trainer, TrainerCallback, TrainingArguments, set_seed
+from transformers import Trainer, TrainingArguments, set_seed
 
 from helpers import run_dir
 from helpers.data import load_reviews

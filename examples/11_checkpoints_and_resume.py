@@ -73,8 +73,6 @@ parser.set_defaults(
 
 
 # %% 11_checkpoints_and_resume.ipynb cell 8
-#| export
-from transformers import TrainerCallback
 
 
 class StopAtStep(TrainerCallback):

@@ -23,7 +23,6 @@ class ShowPlan(TrainerCallback):
 
 
 # %% 12_capstone.ipynb cell 4
-#| export
 from sklearn.metrics import accuracy_score, precision_recall_fscore_support
 
 
@@ -38,7 +37,6 @@ def minority_metrics(prediction):
 
 
 # %% 12_capstone.ipynb cell 5
-#| export
 import torch
 from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 

@@ -23,7 +23,6 @@ class ShowPlan(TrainerCallback):
 
 
 # %% 15_lora_adapters.ipynb cell 4
-#| export
 from peft import LoraConfig, get_peft_model
 from transformers import set_seed
 
@@ -85,7 +84,6 @@ def accuracy(prediction):
 # %% 15_lora_adapters.ipynb cell 8
 import warnings
 
-import torch
 from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
 # PEFT 0.21 reads the model's old name `is_gradient_checkpointing`; transformers 5.24

@@ -24,7 +24,7 @@ class ShowPlan(TrainerCallback):
 
 # %% 17_old_trainer_code.ipynb cell 15
 import torch
-from transformers import DataCollatorWithPadding, Trainer, TrainerCallback
+from transformers import DataCollatorWithPadding, Trainer
 
 
 class WeightedLossTrainer(Trainer):
@@ -54,7 +54,6 @@ def compute_metrics(prediction):  # attributes: the tuple has 3 items with input
 
 
 # %% 17_old_trainer_code.ipynb cell 16
-import torch
 from transformers import set_seed
 
 from helpers.data import load_reviews
@@ -82,8 +81,7 @@ data = {  # a seeded slice of each split, tokenized; the collator pads each batc
 
 
 # %% 17_old_trainer_code.ipynb cell 17
-import torch
-from transformers import DataCollatorWithPadding, TrainingArguments
+from transformers import TrainingArguments
 
 from helpers import run_dir
 

@@ -39,8 +39,6 @@ print(f"{len(tokenizer)} tokens; {layers} layers, {hidden} wide")
 
 
 # %% 18_language_models.ipynb cell 6
-#| export
-import torch
 
 
 class CompletionOnlyCollator:

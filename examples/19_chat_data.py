@@ -37,7 +37,6 @@ for message in train_set[0]["messages"]:
 
 
 # %% 19_chat_data.ipynb cell 6
-#| export
 CHAT_TEMPLATE = (
     "{% for message in messages %}"
     "{% if message['role'] == 'assistant' %}"
@@ -56,7 +55,6 @@ print(tokenizer.apply_chat_template(train_set[0]["messages"], tokenize=False))
 
 
 # %% 19_chat_data.ipynb cell 9
-import torch
 from trl import SFTConfig, SFTTrainer
 
 from helpers import run_dir
@@ -91,8 +89,6 @@ trainer.train()
 
 
 # %% 19_chat_data.ipynb cell 14
-#| export
-import torch
 
 
 def generate_replies(model, tokenizer, conversations, max_new_tokens=4):

@@ -23,7 +23,6 @@ class ShowPlan(TrainerCallback):
 
 
 # %% 21_optimizers.ipynb cell 3
-#| export
 import torch
 
 
@@ -55,8 +54,6 @@ class MuonWithAdamW(torch.optim.Optimizer):
 
 
 # %% 21_optimizers.ipynb cell 4
-#| export
-import torch
 from transformers import Trainer
 
 
@@ -96,7 +93,6 @@ class MuonTrainer(Trainer):
 
 
 # %% 21_optimizers.ipynb cell 6
-import torch
 from transformers import DataCollatorWithPadding, TrainingArguments, set_seed
 
 from helpers import run_dir
@@ -124,8 +120,6 @@ reviews = {  # a seeded slice of each split, tokenized; the collator pads each b
 
 
 # %% 21_optimizers.ipynb cell 7
-import torch
-from transformers import TrainingArguments
 
 parser = HfArgumentParser(TrainingArguments)  # each field is a command-line flag
 parser.set_defaults(

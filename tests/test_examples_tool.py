@@ -211,3 +211,13 @@ def test_a_semicolon_that_hides_a_notebook_display_is_dropped() -> None:
     assert "\ntrainer.train()\n" in text and "trainer.train();" not in text
     assert "print('loss 0.5')\n" in text
     assert "note = 'a;b';  # kept: not an expression" in text and "x = [1, 2];" in text
+
+
+def test_an_import_an_earlier_cell_made_is_not_repeated_and_directives_go() -> None:
+    first = "#| export\nimport torch\nfrom transformers import Trainer, TrainingArguments\n"
+    second = "#| export\nimport torch  # for the loss\nfrom transformers import Trainer, set_seed\nimport numpy as np\n"
+    text = _script(_nb(first, second, ARGS + TRAINER))
+    assert text.count("import torch\n") == 1 and "# for the loss" in text
+    assert "from transformers import set_seed\n" in text and text.count("import Trainer") == 1
+    assert "import numpy as np" in text and "#|" not in text
+    compile(text, "toy.py", "exec")

@@ -246,6 +246,32 @@ def _drop_display_semicolons(tree: ast.Module, lines: list[str]) -> None:
                 lines[statement.end_lineno - 1] = head
 
 
+def _drop_repeated_imports(tree: ast.Module, lines: list, imported: set[tuple[str, str, str | None]]) -> None:
+    """Blank out what an earlier cell of the script (or its header) already imported: a one-line top-level
+    import keeps only its new names, and one with none left becomes ``None`` (dropped when the cell is written).
+    ``imported`` holds ``(module, name, asname)``, ``module`` empty for ``import x``; it grows with this cell."""
+    for statement in tree.body:
+        if not isinstance(statement, (ast.Import, ast.ImportFrom)) or statement.end_lineno != statement.lineno:
+            continue
+        module = statement.module or "" if isinstance(statement, ast.ImportFrom) else ""
+        if isinstance(statement, ast.ImportFrom) and statement.level:
+            continue  # relative imports are left as they stand
+        names = [(module, alias.name, alias.asname) for alias in statement.names]
+        new = [name for name in names if name not in imported]
+        imported.update(names)
+        if len(new) == len(names):
+            continue
+        index = statement.lineno - 1
+        line = lines[index]
+        comment = line[statement.end_col_offset :].strip()
+        if not new:
+            lines[index] = None if not comment else f"{' ' * statement.col_offset}{comment}"
+            continue
+        spelled = ", ".join(name if asname is None else f"{name} as {asname}" for _, name, asname in new)
+        head = f"from {module} import " if isinstance(statement, ast.ImportFrom) else "import "
+        lines[index] = f"{' ' * statement.col_offset}{head}{spelled}" + (f"  {comment}" if comment else "")
+
+
 def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str:
     """The generated script for the cells tagged for ``name``."""
     relative = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else notebook
@@ -264,6 +290,8 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         return "\n".join(out).rstrip() + "\n"
     out.extend([SHOW_PLAN, ""])
     arguments = trainers = 0
+    imported: set[tuple[str, str, str | None]] = {("transformers", "HfArgumentParser", None)}
+    imported.add(("transformers", "TrainerCallback", None))  # SHOW_PLAN's import
     for cell in cells:
         where = f"{notebook.name} cell {cell.index}"
         lines = cell.source.splitlines()
@@ -275,6 +303,7 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         except SyntaxError as error:
             raise PatternError(f"{where}: not valid Python ({error.msg}, line {error.lineno}).") from error
         _drop_display_semicolons(tree, lines)
+        _drop_repeated_imports(tree, lines, imported)
         edits: list[tuple[int, int, list[str]]] = []  # (first line, last line, replacement), 1-based
         for statement, call in _arguments_calls(tree):
             arguments += 1
@@ -300,7 +329,7 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         for first, last, replacement in reversed(edits):
             lines[first - 1 : last] = replacement
         out.append(f"# %% {where}")
-        out.extend(lines)
+        out.extend(line for line in lines if line is not None and not line.startswith("#|"))
         out.extend(["", ""])
     if arguments != 1:
         raise PatternError(
