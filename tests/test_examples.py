@@ -44,11 +44,14 @@ sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "")
 """
 # Reads one job a line (JSON: script, args, cwd, stdout, stderr), forks, runs the script as `python script`
 # would in the child, and answers with the child's exit code.
-LAUNCHER = """import json, os, runpy, signal, sys, traceback
+LAUNCHER = """import gc, json, os, runpy, signal, sys, traceback
 
 import datasets, torch, transformers
 from transformers import Trainer, TrainingArguments
 
+# The libraries' objects are never garbage: a child's gc.collect() (accelerate calls it after each of lesson 14's
+# trials) then walks only what the script made, not the whole import again.
+gc.freeze()
 for line in sys.stdin:
     job = json.loads(line)
     pid = os.fork()
