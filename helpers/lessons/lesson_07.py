@@ -125,6 +125,8 @@ class StockNoKwargsTrainer(Trainer):
 
 
 # name: (Trainer class, extra Trainer keywords, factor of the loss and gradient at k, P)
+
+
 LOSS_SCALING_RECIPES = {
     "stock model": (Trainer, {}, lambda k, p: k * p),
     "stock + loss_is_scaled_for_ga=False": (StockScaledTrainer, {}, lambda k, p: p),
