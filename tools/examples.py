@@ -253,9 +253,9 @@ def _drop_repeated_imports(tree: ast.Module, lines: list, imported: set[tuple[st
     for statement in tree.body:
         if not isinstance(statement, (ast.Import, ast.ImportFrom)) or statement.end_lineno != statement.lineno:
             continue
-        module = statement.module or "" if isinstance(statement, ast.ImportFrom) else ""
         if isinstance(statement, ast.ImportFrom) and statement.level:
             continue  # relative imports are left as they stand
+        module = (statement.module or "") if isinstance(statement, ast.ImportFrom) else ""
         names = [(module, alias.name, alias.asname) for alias in statement.names]
         new = [name for name in names if name not in imported]
         imported.update(names)
@@ -290,8 +290,8 @@ def script_source(notebook: Path, nb: dict, name: str, cells: list[Cell]) -> str
         return "\n".join(out).rstrip() + "\n"
     out.extend([SHOW_PLAN, ""])
     arguments = trainers = 0
-    imported: set[tuple[str, str, str | None]] = {("transformers", "HfArgumentParser", None)}
-    imported.add(("transformers", "TrainerCallback", None))  # SHOW_PLAN's import
+    imported: set[tuple[str, str, str | None]] = set()
+    _drop_repeated_imports(ast.parse(SHOW_PLAN), SHOW_PLAN.splitlines(), imported)  # records the header's imports
     for cell in cells:
         where = f"{notebook.name} cell {cell.index}"
         lines = cell.source.splitlines()
