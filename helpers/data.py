@@ -9,7 +9,8 @@ and test scores are not inflated by reviews that share a movie (and often phrase
 
 Lesson 07 trains a linear head on frozen sentence embeddings of the full MiniLM, so that a loss can be trained to
 convergence on two CPU cores: :func:`imbalanced_review_features` is its loader; :func:`one_in_ten` draws its
-imbalanced reviews, :func:`embedded_reviews` turns reviews into ``Dataset(features, labels)``.
+imbalanced reviews, :func:`embedded_reviews` turns reviews into ``Dataset(features, labels)``. The target column
+of its multi-task model comes from :func:`add_length_target`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import bz2
 import csv
 import hashlib
 import importlib.util
+import math
 import os
 import random
 import shutil
@@ -411,3 +413,13 @@ def imbalanced_review_features(positives: int = 64, max_length: int = 64, device
         for split, count in (("train", positives), ("validation", positives // 2))
     )
     return train, validation
+
+
+def add_length_target(dataset: Any, reference_texts: Any) -> Any:
+    """``dataset`` (with a ``text`` column) plus ``length_target``: the log of each review's word count,
+    standardised by the mean and spread of ``reference_texts``."""
+    import numpy as np
+
+    log_counts = np.log([len(text.split()) for text in reference_texts])
+    mean, spread = float(log_counts.mean()), float(log_counts.std())
+    return dataset.map(lambda row: {"length_target": (math.log(len(row["text"].split())) - mean) / spread})

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from transformers import Trainer
 
-from helpers.short_runs import RunningMeans  # for LossPartsTrainer below
+from helpers.trainers import RunningMeans  # for LossPartsTrainer below
 
 
 def sum_over_count(per_review, num_items_in_batch):

@@ -59,7 +59,7 @@ class KwargsClassifier(NoKwargsClassifier):
 
 def ratio(trainer_class: Any, make_model: Any, split: tuple[int, int], **keywords: Any) -> np.ndarray:
     """[loss, grad_norm] of one SGD step on 10 rows as ``split`` over the same step as 10 x 1."""
-    from helpers.short_runs import one_sgd_step
+    from helpers.trainers import one_sgd_step
 
     rows = fixtures.random_ids(10, seed=5)
     whole = one_sgd_step(trainer_class, make_model, rows, 10, 1, **keywords)
@@ -260,7 +260,7 @@ def test_the_sum_recipes_are_exact_on_every_split(recipe: str, split: str) -> No
 def test_the_stock_classifier_is_k_times_too_large() -> None:
     from transformers import Trainer
 
-    from helpers.short_runs import one_sgd_step
+    from helpers.trainers import one_sgd_step
 
     rows, stock = fixtures.random_ids(8, seed=5), lambda: fixtures.tiny_model(3)
     whole = one_sgd_step(Trainer, stock, rows, 8, 1)
@@ -477,7 +477,7 @@ def test_a_class_weight_lifts_recall_and_f1_focal_loss_does_not(seed: int, negat
 )
 def test_loss_parts_merged_in_log_are_the_means_of_the_micro_batches(rows: int, accumulation: int) -> None:
     from helpers.lessons.lesson_07 import LossPartsTrainer
-    from helpers.short_runs import WithLengthHead
+    from helpers.trainers import WithLengthHead
 
     data = fixtures.random_ids(rows, seed=5)
     data = data.add_column("length_target", [float(i % 3) - 1.0 for i in range(rows)])
@@ -527,7 +527,7 @@ def test_parts_ending_in_loss_put_the_timings_into_the_progress_table(names: tup
     from transformers.utils.notebook import NotebookProgressCallback
 
     from helpers.lessons.lesson_07 import LossPartsTrainer
-    from helpers.short_runs import WithLengthHead
+    from helpers.trainers import WithLengthHead
 
     rows_written: list[dict[str, Any]] = []
 
@@ -580,7 +580,7 @@ def test_smoothing_inside_compute_loss_func_is_label_smoothing_on_any_split(make
     import torch.nn.functional as F
     from transformers import PreTrainedConfig, Trainer, set_seed
 
-    from helpers.short_runs import one_sgd_step
+    from helpers.trainers import one_sgd_step
 
     def smoothed(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
         loss = F.cross_entropy(outputs.logits, labels, reduction="sum", label_smoothing=0.1)

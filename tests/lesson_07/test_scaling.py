@@ -1,7 +1,7 @@
 """Lesson 07's appendix, many cases: each loss-scaling recipe's factor under gradient accumulation on one process,
 measured on the logged loss, the logged grad_norm and the SGD update; clipping and AdamW against the inflated
 gradient; and the helpers the lesson builds its data and short runs with (helpers.data's lesson 07 loader,
-helpers.short_runs)."""
+helpers.trainers)."""
 
 from __future__ import annotations
 
@@ -164,11 +164,11 @@ def test_a_compute_loss_func_gives_the_subclass_loss_on_one_batch():
 
 
 def test_short_runs_builds_fresh_equal_models_and_the_length_column() -> None:
-    """helpers.short_runs.short_runs (lesson 07's instrument): every model is a fresh copy of the same weights with
+    """helpers.trainers.short_runs (lesson 07's instrument): every model is a fresh copy of the same weights with
     no dropout, the multi-task head starts the same each time, and the review sets have the sizes the profile asks."""
     from types import SimpleNamespace
 
-    from helpers.short_runs import WithLengthHead, short_runs
+    from helpers.trainers import WithLengthHead, short_runs
 
     demo = short_runs(SimpleNamespace(max_length=32, demo_examples=8, demo_layers=1))
     first, second = demo.model(), demo.model()

@@ -183,10 +183,9 @@ def train_recipes(out_dir: str, ids: list[str]) -> None:
     from transformers import DataCollatorWithPadding, PrinterCallback
 
     import helpers
-    from helpers.data import load_reviews, select_examples
+    from helpers.data import add_length_target, load_reviews, select_examples
     from helpers.models import load_tokenizer
-    from helpers.short_runs import WithLengthHead, add_length_target
-    from helpers.trainers import make_trainer
+    from helpers.trainers import WithLengthHead, make_trainer
 
     tokenizer = load_tokenizer()
     world = int(os.environ.get("WORLD_SIZE", "1"))
