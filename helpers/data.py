@@ -156,14 +156,19 @@ def _cache_key(seed: int) -> str:
 
 def _load_local(seed: int, cache_dir: Path | None) -> datasets.DatasetDict:
     cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    target = cache_root / _cache_key(seed)
+    return _cached(cache_root / _cache_key(seed), lambda: build_reviews(seed))
+
+
+def _cached(target: Path, build: Callable[[], datasets.DatasetDict]) -> datasets.DatasetDict:
+    """The ``DatasetDict`` saved at ``target`` (Arrow files, no pickle); built by ``build()`` and saved there
+    first if it is not. The save is atomic: a second process never reads half of one."""
     if (target / "dataset_dict.json").is_file():
         return datasets.load_from_disk(str(target))
-    reviews = build_reviews(seed)
-    cache_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=cache_root))
+    built = build()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=target.parent))
     try:
-        reviews.save_to_disk(str(staging))
+        built.save_to_disk(str(staging))
         try:
             os.replace(staging, target)  # atomic: a second process never sees half a cache
         except OSError:
@@ -399,20 +404,46 @@ def imbalanced_review_features(positives: int = 64, max_length: int = 64, device
     validation), embedded by the full offline MiniLM (:func:`embedded_reviews`, reviews cut at ``max_length``
     tokens) on ``device`` (the GPU when there is one).
 
+    The features are cached beside the reviews (:func:`default_cache_dir`), keyed by the arguments, the device
+    type, the torch and transformers versions and the source of this module, which computes them: embedding
+    960 reviews takes about 12 s of one CPU core, and lesson 07's notebook and script ask for the same ones.
+
     A learner's own project loads its data instead (``load_dataset(...)``) and tokenizes it for its model.
     """
     import torch
 
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    target = default_cache_dir() / _features_key(positives, max_length, torch.device(device).type)
+    features = _cached(target, lambda: _embed_imbalanced(positives, max_length, device))
+    return features["train"], features["validation"]
+
+
+def _features_key(positives: int, max_length: int, device_type: str) -> str:
+    """The cache folder's name for :func:`imbalanced_review_features`: a change to any input of the features
+    (the reviews, the model's weights, the libraries, this module's code) gives another name."""
+    import torch
+    import transformers
+
+    from helpers.models import local_model_dir
+
+    code = Path(__file__).read_bytes()
+    weights = (local_model_dir() / "model.safetensors").stat().st_size
+    facts = [_cache_key(SPLIT_SEED), weights, torch.__version__, transformers.__version__, code]
+    digest = hashlib.sha256(repr(facts).encode()).hexdigest()[:12]
+    return f"features-{positives}-{max_length}-{device_type}-{digest}"
+
+
+def _embed_imbalanced(positives: int, max_length: int, device: str) -> datasets.DatasetDict:
     from helpers.models import load_model, load_tokenizer
 
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     tokenizer, reviews = load_tokenizer(), load_reviews()
     encoder = load_model(num_layers=6).bert.eval().to(device)
-    train, validation = (
-        embedded_reviews(one_in_ten(reviews[split], count), encoder, tokenizer, max_length)
-        for split, count in (("train", positives), ("validation", positives // 2))
+    return datasets.DatasetDict(
+        {
+            split: embedded_reviews(one_in_ten(reviews[split], count), encoder, tokenizer, max_length)
+            for split, count in (("train", positives), ("validation", positives // 2))
+        }
     )
-    return train, validation
 
 
 def add_length_target(dataset: Any, reference_texts: Any) -> Any:

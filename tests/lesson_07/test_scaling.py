@@ -135,6 +135,27 @@ def test_embedded_reviews_is_the_mean_of_the_last_hidden_states_over_the_real_to
         embedded_reviews(rows.remove_columns("label"), encoder, tokenizer, max_length=16)
 
 
+def test_imbalanced_review_features_are_computed_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    """Lesson 07's loader keeps its features beside the reviews: a second call (another process: the notebook,
+    then its script) reads them back equal, without the model; other arguments are another cache entry."""
+    from helpers import data
+
+    monkeypatch.setenv("COURSE_DATA_CACHE", str(tmp_path))
+    train, validation = data.imbalanced_review_features(2, max_length=16, device="cpu")
+    assert (len(train), len(validation)) == (20, 10) and sum(train["labels"]) == 2
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the features were computed again instead of read from the cache")
+
+    monkeypatch.setattr(data, "_embed_imbalanced", no_model)
+    again, validation_again = data.imbalanced_review_features(2, max_length=16, device="cpu")
+    assert again["features"] == train["features"] and again["labels"] == train["labels"]
+    assert validation_again["features"] == validation["features"]
+    with pytest.raises(AssertionError, match="computed again"):
+        data.imbalanced_review_features(2, max_length=8, device="cpu")
+    assert len([folder for folder in tmp_path.iterdir() if folder.name.startswith("features-")]) == 1
+
+
 def test_the_stock_classifier_asks_for_the_count_and_leaves_the_scaling_to_the_trainer():
     trainer = fixtures.trainer({})
     assert trainer.model_accepts_loss_kwargs is True  # BERT's forward takes **kwargs
