@@ -515,7 +515,7 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
     """Every launch at once, the one-process runs in this process meanwhile; what each launch printed
     (stdout, stderr), also written to ``work/printed.json``. The layout under ``work``: ``two/`` and ``one/`` (the
     recipes, ``fixes/``), ``shard/``, ``nodes/node0`` and ``nodes/node1``, ``scripts/`` (train.py's runs: ``one``,
-    ``two``, ``no_use_cpu``; ``printed_two``, ``printed_no_use_cpu``: what each rank of those printed)."""
+    ``two``, ``no_use_cpu``; ``printed_no_use_cpu``: what each rank of the last printed)."""
     me = str(Path(__file__).resolve())
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2"]
     all_ids = ",".join([*recipes(), "fixes", "without_use_cpu"])
