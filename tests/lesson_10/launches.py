@@ -4,18 +4,29 @@ Starting a process that imports torch and transformers costs about 5 s of CPU, m
 tests ask of it. So every launch both test files read is started once a test session (:func:`launch_all`, through
 the ``launched`` fixture of tests/lesson_10/conftest.py), each process doing all its share:
 
-- ``torchrun --nproc_per_node=2 launches.py train OUT_DIR IDS``: each process trains every recipe of
-  :func:`recipes` (the stock model and its two fixes, ``evaluate()`` before ``train()``, lesson 07's eight loss
-  recipes at accumulation 2, ``LossPartsTrainer``, ``fsdp=True``) on its share of the same global batch of 8, then
-  every loss fix of :data:`FIXES` at accumulation 1 and 2 (:func:`train_fixes`), then what the Trainer makes of
-  the processes without ``use_cpu`` (:func:`without_use_cpu`, last: no DDP after it). Each writes what it saw to
-  ``OUT_DIR/<recipe>/rank<N>.json`` and ``OUT_DIR/fixes/rank<N>.json``.
-- the same recipes and fixes on one process, in the test process itself while the launches run;
-- ``accelerate launch`` with an FSDP configuration (:func:`shard`): Accelerate's FSDP against torch's
-  ``fully_shard`` on CPU processes, and a Trainer under that launch;
-- two ``torchrun --nnodes=2`` commands (:func:`nodes`): two nodes of this host;
-- the lesson's own ``train.py`` (read from the notebook's ``%%writefile`` cells): on 1 process (in the test
-  process), on 2 with accumulation 2, and on 2 without ``--use_cpu``.
+- ``torchrun --nproc_per_node=2 launches.py train OUT_DIR IDS ARGV_FILE`` (3 processes: torchrun and its 2):
+  each process trains every recipe of :func:`recipes` (the stock model and its two fixes, ``evaluate()`` before
+  ``train()``, lesson 07's eight loss recipes at accumulation 2, ``LossPartsTrainer``, ``fsdp=True``) on its share
+  of the same global batch of 8, then every loss fix of :data:`FIXES` at accumulation 1 and 2
+  (:func:`train_fixes`), each writing what it saw to ``OUT_DIR/<recipe>/rank<N>.json`` and
+  ``OUT_DIR/fixes/rank<N>.json``; then what the Trainer makes of the processes without ``use_cpu``
+  (:func:`without_use_cpu`), and last the lesson's ``train.py`` without ``--use_cpu`` (:func:`run_script`: as
+  ``python train.py`` runs it, as ``__main__`` with the launcher's variables; it ends the process group, and a
+  process group started again under torchrun finds the old one's addresses, so nothing can follow it). Proves:
+  DDP over gloo on CPU processes, the loss scaling of every recipe and fix on 2 processes, the steps of an epoch,
+  callbacks and saving on 2 processes of one machine, ``fsdp=True`` on CPU, and what 2 processes do without
+  ``--use_cpu``.
+- ``torchrun --nproc_per_node=2 train.py ... --use_cpu True`` at accumulation 2 (3 processes): the lesson's own
+  script (read from the notebook's ``%%writefile`` cells) by the pattern's very command, its loss held to 1
+  process's and its printed global batch.
+- the same recipes and fixes, and ``train.py``, on one process, in the test process itself while the launches run
+  (the truth the 2 processes are held to, and what no launcher sets);
+- ``accelerate launch`` with an FSDP configuration (:func:`shard`, 3 processes): Accelerate's FSDP against torch's
+  ``fully_shard`` on CPU processes, and the variables and DDP a Trainer finds under that launch;
+- two ``torchrun --nnodes=2`` commands (:func:`nodes`, 3 + 2 processes): two nodes of this host, node 0 with 2
+  processes and node 1 with 1 (:data:`NODES`), so that node 0 has a process that is neither world nor local zero
+  and node 1 a local zero that is not world zero: the flags, ``save_on_each_node``, ``log_on_each_node``, which
+  process saves what, and the ranks a multi-node launch sets.
 
 A one-layer BERT from a config (dropout off) makes 1 and 2 processes compute the same numbers.
 """
@@ -58,6 +69,7 @@ FIXES: dict[str, dict[str, Any]] = {
     "no_average": {"average_tokens_across_devices": False},
     "no_kwargs": {},  # trainer.model_accepts_loss_kwargs = False after building the Trainer
 }
+NODES = (2, 1)  # processes on each node of the two-node launch: node 1 runs one, node 0 a second beside rank 0
 ONE_PROCESS_RECIPES = ["stock", *[f"row{row}" for row in range(1, 9)], "loss_parts"]
 
 
@@ -427,6 +439,26 @@ def train_fixes(out_dir: str) -> None:
     Path(out_dir, f"rank{rank}.json").write_text(json.dumps(report))
 
 
+def run_script(script: str, argv: list[str], printed: Path) -> None:
+    """Run ``script`` in this process as ``python script ARGV`` runs it (as ``__main__``, ``sys.argv`` its own);
+    what it printed goes to ``printed/rank<N>.txt``."""
+    printed.mkdir(parents=True, exist_ok=True)
+    saved, sys.argv = sys.argv, [script, *argv]
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved
+        (printed / f"rank{os.environ.get('RANK', '0')}.txt").write_text(buffer.getvalue())
+
+
+def printed_by_ranks(printed: Path) -> str:
+    """What :func:`run_script` wrote for each rank, in rank order."""
+    files = sorted(printed.glob("rank*.txt"), key=lambda path: int(path.stem.removeprefix("rank")))
+    return "".join(path.read_text() for path in files)
+
+
 def script_text() -> str:
     """train.py as the notebook's ``%%writefile`` cells write it."""
     cells = json.loads(NOTEBOOK.read_text())["cells"]
@@ -482,7 +514,7 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
     """Every launch at once, the one-process runs in this process meanwhile; what each launch printed
     (stdout, stderr), also written to ``work/printed.json``. The layout under ``work``: ``two/`` and ``one/`` (the
     recipes, ``fixes/``), ``shard/``, ``nodes/node0`` and ``nodes/node1``, ``scripts/`` (train.py's runs: ``one``,
-    ``two``, ``no_use_cpu``)."""
+    ``two``, ``no_use_cpu``; ``printed_no_use_cpu``: what each rank of the last printed)."""
     me = str(Path(__file__).resolve())
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2"]
     all_ids = ",".join([*recipes(), "fixes", "without_use_cpu"])
@@ -490,7 +522,7 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    node_common = ["--nnodes=2", "--nproc_per_node=2", "--master_addr=127.0.0.1", f"--master_port={port}"]
+    node_common = ["--nnodes=2", "--master_addr=127.0.0.1", f"--master_port={port}"]
     scripts = work / "scripts"
     scripts.mkdir()
     script = scripts / "train.py"
@@ -499,8 +531,10 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
     common = ["--model", str(model_dir), "--data", str(data_dir), "--layers", "1", "--learning_rate", "1e-3"]
     common += ["--logging_steps", "1", "--save_strategy", "no", "--report_to", "none", "--disable_tqdm", "True"]
     common += ["--num_train_epochs", "1", "--seed", "0", "--ddp_find_unused_parameters", "False"]
+    no_use_cpu = [*common, "--output_dir", str(scripts / "no_use_cpu"), "--per_device_train_batch_size", "4"]
+    (scripts / "no_use_cpu.json").write_text(json.dumps([str(script), *no_use_cpu]))  # for the launch "two"
     started = {
-        "two": _start([*torchrun, me, "train", str(work / "two"), all_ids]),
+        "two": _start([*torchrun, me, "train", str(work / "two"), all_ids, str(scripts / "no_use_cpu.json")]),
         "shard": _start(
             [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(work / "fsdp_cpu.yaml")]
             + [me, "shard", str(work / "shard")]
@@ -508,18 +542,13 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
         **{
             f"node{node}": _start(
                 [sys.executable, "-m", "torch.distributed.run", f"--node_rank={node}", *node_common]
-                + [me, "nodes", str(work / "nodes" / f"node{node}")]
+                + [f"--nproc_per_node={processes}", me, "nodes", str(work / "nodes" / f"node{node}")]
             )
-            for node in (0, 1)
+            for node, processes in enumerate(NODES)
         },
         "script_two": _start(
             [*torchrun, str(script), *common, "--output_dir", str(scripts / "two"), "--use_cpu", "True"]
             + ["--per_device_train_batch_size", "2", "--gradient_accumulation_steps", "2"],
-            cwd=scripts,
-        ),
-        "script_no_use_cpu": _start(
-            [*torchrun, str(script), *common, "--output_dir", str(scripts / "no_use_cpu")]
-            + ["--per_device_train_batch_size", "4"],
             cwd=scripts,
         ),
     }
@@ -535,6 +564,7 @@ def launch_all(work: Path) -> dict[str, tuple[str, str]]:
     finally:
         output = {name: _finish(name, process) for name, process in started.items()}
     output["script_one"] = (printed_script.getvalue(), "")
+    output["script_no_use_cpu"] = (printed_by_ranks(scripts / "printed_no_use_cpu"), "")  # by the launch "two"
     (work / "printed.json").write_text(json.dumps(output))
     return output
 
@@ -549,7 +579,10 @@ if __name__ == "__main__":
         if "fixes" in ids:
             train_fixes(str(Path(sys.argv[2]) / "fixes"))
         if "without_use_cpu" in ids and not torch.cuda.is_available():
-            without_use_cpu(sys.argv[2])  # last: no DDP after it
+            without_use_cpu(sys.argv[2])  # no DDP after it
+            if len(sys.argv) > 4:  # train.py without --use_cpu, last: it ends the process group
+                script, *argv = json.loads(Path(sys.argv[4]).read_text())
+                run_script(script, argv, Path(script).parent / "printed_no_use_cpu")
     elif sys.argv[1] == "shard":
         shard(sys.argv[2])
     elif sys.argv[1] == "nodes":

@@ -5,7 +5,7 @@ test_processes.py): a one-layer BERT built from a config (dropout off, so 1 and 
 numbers) trained with each loss fix at accumulation 1 and 2, the global batch fixed at 8, by 2 processes under
 ``torchrun`` and by 1, each writing what it logged to ``fixes/rank<N>.json``; and the lesson's own ``train.py``
 (read from the notebook's ``%%writefile`` cells) on 1 process, on 2 with accumulation 2, and on 2 without
-``--use_cpu``.
+``--use_cpu`` (run last in the processes of that ``torchrun`` launch, as ``python train.py`` runs it).
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def test_train_py_logs_the_same_loss_on_two_processes_with_accumulation(runs: di
     lesson="10",
     section="The pattern: one script, any number of processes",
     text="Without `--use_cpu True`, on a machine with no GPU",
-    covers=["torchrun --nproc_per_node 2 on CPU without --use_cpu"],
+    covers=["torchrun --nproc_per_node 2 on CPU without --use_cpu (train.py as __main__ in the 2 processes)"],
 )
 def test_without_use_cpu_two_processes_train_apart_both_world_process_zero(runs: dict[str, Any]) -> None:
     printed = runs["printed"]["script_no_use_cpu"]
@@ -186,7 +186,7 @@ def _launched_processes(runs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
     covers=[
         "torchrun --nproc_per_node=2",
         "accelerate launch with an FSDP configuration, on CPU",
-        "2 nodes x 2 processes (torchrun --nnodes=2)",
+        "2 nodes, of 2 processes and 1 (torchrun --nnodes=2)",
         "no launcher: no variables, no DDP",
     ],
 )
@@ -203,14 +203,15 @@ def _launched_processes(runs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]
 )
 def test_the_launcher_sets_the_variables_and_the_trainer_wraps_the_model_in_ddp(runs: dict[str, Any]) -> None:
     found = _launched_processes(runs)
-    shapes = {"torchrun": (2, 2), "accelerate launch": (2, 2), "2 nodes": (4, 2)}  # world size, processes a node
-    for launch, (world, per_node) in shapes.items():
-        reports = found[launch]
+    layouts = {"torchrun": [2], "accelerate launch": [2], "2 nodes": [2, 1]}  # processes on each node
+    for launch, layout in layouts.items():
+        reports, world = found[launch], sum(layout)
+        places = [(local, per_node) for per_node in layout for local in range(per_node)]  # rank order
         assert [r["rank"] for r in reports] == list(range(world)), (launch, reports)
-        for report in reports:
-            want = [str(report["rank"]), str(world), str(report["rank"] % per_node), str(per_node)]
+        for report, (local, per_node) in zip(reports, places, strict=True):
+            want = [str(report["rank"]), str(world), str(local), str(per_node)]
             assert [report["env"][name] for name in LAUNCHER_ENV] == want, (launch, report)
-            assert report["local_rank"] == report["rank"] % per_node and report["world_size"] == world, (launch, report)
+            assert report["local_rank"] == local and report["world_size"] == world, (launch, report)
             assert report["wrapped"] == "DistributedDataParallel", (launch, report)
     [alone] = found["no launcher"]
     assert set(alone["env"].values()) == {None}, alone["env"]
