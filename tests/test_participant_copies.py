@@ -22,6 +22,8 @@ from tools.notebook_format import SETUP_MARKER, course_config  # noqa: E402
 
 PARTICIPANTS = "learners-org/trainer-course-2027"  # a repository name no file of the course contains
 COURSE_REPOSITORY = course_config()["repository"]
+README_TESTS = ["tests/test_notebook_nav.py", "tests/test_sources.py"]  # the copy's tests that read its README
+CLONE_TESTS = [*README_TESTS, "tests/test_lab.py"]  # the part of its suite run in a learner's clone
 
 
 @pytest.fixture(scope="module")
@@ -94,23 +96,19 @@ def test_the_copy_has_a_readme_for_learners(copy_dir: Path) -> None:
     assert local and not missing, missing
 
 
-def test_the_copys_own_tests_of_its_readme_pass(copy_dir: Path) -> None:
+def test_the_copys_own_tests_of_its_readme_pass(copy_dir: Path, learner_clone: dict) -> None:
     """The lessons' link lines point at ``README.md#syllabus`` and their claim boxes at the README's Sources table:
-    the copy's own tests of both pass against the learners' README (``make test`` in the copy runs them)."""
+    the copy's own tests of both pass against the learners' README (``make test`` in the copy runs them). They run
+    once, in the learner's clone of a copy (:func:`learner_clone`), whose files are the copy's."""
     readme = (copy_dir / "README.md").read_text(encoding="utf-8")
     assert "\n## Syllabus\n" in readme and "\n## Sources\n" in readme
-    tests = [f"tests/{name}" for name in ("test_notebook_nav.py", "test_sources.py")]
-    assert all((copy_dir / test).is_file() for test in tests), "the copy lost the tests that read its README"
-    path = os.pathsep.join(filter(None, [str(copy_dir), os.environ.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests],
-        cwd=copy_dir,
-        env={**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-3000:]
+    assert all((copy_dir / test).is_file() for test in README_TESTS), "the copy lost the tests that read its README"
+    assert (learner_clone["clone"] / "README.md").read_text(encoding="utf-8") == readme
+    ran = learner_clone["ran"]
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    for test in README_TESTS:
+        outcomes = re.findall(rf"^(\w+) {re.escape(test)}::", ran.stdout, re.MULTILINE)  # -rA: every outcome
+        assert outcomes and set(outcomes) == {"PASSED"}, (test, ran.stdout[-3000:])
 
 
 def test_the_copy_passes_its_own_lint(copy_dir: Path) -> None:
@@ -271,44 +269,55 @@ def _git(folder: Path, *arguments: str) -> str:
     return subprocess.run(["git", *arguments], cwd=folder, capture_output=True, text=True, check=True).stdout
 
 
-def test_the_guides_steps_publish_a_repository_a_learner_clones_and_tests(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    """End to end, as the workshop guide says: the copy (outside any checkout), ``git init``, ``git add -A``,
-    ``git commit``; the marker stays out of the commit; a learner's ``git clone`` has every notebook and test, all
-    its tests are collected, and a part of them runs green there (``make test`` in a clone is what
-    ``python -m tools.participant_copies --measure`` times: the README's figures). A second run of the tool keeps
-    the copy's ``.git`` and, with nothing changed in the course, leaves nothing to commit."""
+@pytest.fixture(scope="module")
+def learner_clone(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """As the workshop guide says: the copy (outside any checkout), ``git init``, ``git add -A``, ``git commit``,
+    the tool run a second time; a learner's ``git clone``, all its tests collected and a part of them run there
+    (the copy's README tests among them). What each step left, for the tests that read it."""
     base = tmp_path_factory.mktemp("published")
     out = base / "trainer-course-2027"
     participant_copies.make_copies(PARTICIPANTS, out)
-    marker = participant_copies.MARKER
-    assert f"/{marker}" in (out / ".gitignore").read_text().splitlines()
+    gitignore = (out / ".gitignore").read_text().splitlines()
     participant_copies.publish_locally(out, "main")
-    committed = _git(out, "ls-files").splitlines()
-    assert marker not in committed and (out / marker).is_file(), "the marker is committed, or gone"
-    assert "README.md" in committed and "exercises/solutions.py" in committed
-    assert not _git(out, "status", "--porcelain"), "git add -A left files out"
+    found = {"out": out, "gitignore": gitignore, "committed": _git(out, "ls-files").splitlines()}
+    found["status"] = _git(out, "status", "--porcelain")
     participant_copies.make_copies(PARTICIPANTS, out)
-    assert (out / ".git").is_dir() and not _git(out, "status", "--porcelain"), "a second run changed the copy"
+    found["status_after_second_run"] = _git(out, "status", "--porcelain")
     clone = base / "learner"
     subprocess.run(["git", "clone", "--quiet", str(out), str(clone)], check=True)
+    path = os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    found["collected"] = subprocess.run(
+        [*pytest_command, "--collect-only", "tests"], cwd=clone, env=environment, capture_output=True, text=True
+    )
+    found["ran"] = subprocess.run(
+        [*pytest_command, "-rA", *CLONE_TESTS], cwd=clone, env=environment, capture_output=True, text=True, timeout=600
+    )
+    return {**found, "clone": clone}
+
+
+def test_the_guides_steps_publish_a_repository_a_learner_clones_and_tests(learner_clone: dict) -> None:
+    """End to end, as the workshop guide says (:func:`learner_clone`): the marker stays out of the commit; a
+    learner's ``git clone`` has every notebook and test, all its tests are collected, and a part of them runs
+    green there (``make test`` in a clone is what ``python -m tools.participant_copies --measure`` times: the
+    README's figures). A second run of the tool keeps the copy's ``.git`` and, with nothing changed in the course,
+    leaves nothing to commit."""
+    out, clone, marker = learner_clone["out"], learner_clone["clone"], participant_copies.MARKER
+    assert f"/{marker}" in learner_clone["gitignore"]
+    committed = learner_clone["committed"]
+    assert marker not in committed and (out / marker).is_file(), "the marker is committed, or gone"
+    assert "README.md" in committed and "exercises/solutions.py" in committed
+    assert not learner_clone["status"], "git add -A left files out"
+    assert (out / ".git").is_dir() and not learner_clone["status_after_second_run"], "a second run changed the copy"
     assert not (clone / marker).exists()
     assert sorted(path.name for path in (clone / "notebooks").glob("[0-9][0-9]_*.ipynb")) == sorted(
         path.name for path in ROOT.glob(participant_copies.NOTEBOOK_GLOB)
     )
-    path = os.pathsep.join(filter(None, [str(clone), os.environ.get("PYTHONPATH")]))
-    environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
-    pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    collected = subprocess.run(
-        [*pytest_command, "--collect-only", "tests"], cwd=clone, env=environment, capture_output=True, text=True
-    )
+    collected = learner_clone["collected"]
     assert collected.returncode == 0, collected.stdout[-3000:]
     count = int(re.search(r"(\d+) tests? collected", collected.stdout).group(1))
-    subset = [f"tests/{name}" for name in ("test_notebook_nav.py", "test_sources.py", "test_lab.py")]
-    ran = subprocess.run(
-        [*pytest_command, *subset], cwd=clone, env=environment, capture_output=True, text=True, timeout=600
-    )
+    ran = learner_clone["ran"]
     assert ran.returncode == 0, ran.stdout[-3000:]
     print(f"\nthe learner's clone: {count} tests collected; {ran.stdout.strip().splitlines()[-1]}")
 

@@ -15,6 +15,8 @@ import pytest
 from rule_training import trainer
 from transformers import Trainer, TrainingArguments
 
+from check_old_code.cli import main as check_old_code_main
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -121,24 +123,20 @@ def test_resuming_needs_train_resume_from_checkpoint(tmp_path: Any) -> None:
     text="exit code 1 means it found something.",
     covers=["a script", "a notebook", "a folder", "clean code (exit 0)"],
 )
-def test_the_checker_exit_code(tmp_path: Any) -> None:
+def test_the_checker_exit_code(old_code_folder: Any, tmp_path: Any) -> None:
     old = 'from transformers import TrainingArguments\nTrainingArguments("out", evaluation_strategy="steps")\n'
     clean = 'from transformers import TrainingArguments\nTrainingArguments("out", eval_strategy="steps")\n'
     (tmp_path / "old.py").write_text(old)
     (tmp_path / "clean.py").write_text(clean)
-    cells = [{"cell_type": "code", "metadata": {}, "source": old, "outputs": [], "execution_count": None}]
     (tmp_path / "nb").mkdir()
-    (tmp_path / "nb" / "old.ipynb").write_text(
-        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-    )
-
-    def code(target: Path) -> int:
-        return subprocess.run(
-            [sys.executable, "-m", "check_old_code", str(target)], cwd=ROOT, capture_output=True, text=True
-        ).returncode
-
-    assert code(tmp_path / "old.py") == 1 and code(tmp_path / "nb" / "old.ipynb") == 1 and code(tmp_path / "nb") == 1
-    assert code(tmp_path / "clean.py") == 0
+    (tmp_path / "nb" / "old.ipynb").write_text(_notebook([_code_cell(old)]))
+    # Real processes for a folder (a script and a notebook in it: exit 1) and for clean code (exit 0): the
+    # status is what main() returns (check_old_code/__main__.py: sys.exit(main())), so the script and the
+    # notebook alone are asked of main() here, without starting the 6-s import of transformers twice more.
+    assert old_code_folder["run"].returncode == 1, old_code_folder["run"].stderr
+    assert _check_old_code(tmp_path / "clean.py").returncode == 0
+    assert check_old_code_main([str(tmp_path / "old.py")]) == 1
+    assert check_old_code_main([str(tmp_path / "nb" / "old.ipynb")]) == 1
 
 
 @pytest.mark.rule(
@@ -189,6 +187,33 @@ class Cb(TrainerCallback):
 """
 
 
+def _code_cell(source: str) -> dict[str, Any]:
+    return {"cell_type": "code", "metadata": {}, "source": source, "outputs": [], "execution_count": None}
+
+
+def _notebook(cells: list[dict[str, Any]]) -> str:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _check_old_code(target: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m check_old_code TARGET`` as a learner runs it: a fresh process (about 6 s, importing
+    transformers to read the installed Trainer)."""
+    command = [sys.executable, "-m", "check_old_code", str(target)]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def old_code_folder(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A folder holding OLD_SCRIPT as a script and as a notebook's second cell, and the one command-line run on
+    it that the exit-code and the findings tests both read."""
+    folder = tmp_path_factory.mktemp("old_code")
+    (folder / "old.py").write_text(OLD_SCRIPT)
+    (folder / "old.ipynb").write_text(
+        _notebook([{"cell_type": "markdown", "metadata": {}, "source": "# notes"}, _code_cell(OLD_SCRIPT)])
+    )
+    return {"folder": folder, "run": _check_old_code(folder)}
+
+
 @pytest.mark.rule(
     lesson="17",
     section="Recap",
@@ -208,36 +233,22 @@ class Cb(TrainerCallback):
         "release named, a fix, and a lesson whose notebook has that section heading",
     ],
 )
-def test_each_finding_gives_line_fix_and_lesson(tmp_path: Any) -> None:
+def test_each_finding_gives_line_fix_and_lesson(old_code_folder: Any) -> None:
     import re
 
     from tools.rules import main_text_sections, notebook_for
 
-    (tmp_path / "old.py").write_text(OLD_SCRIPT)
-    cells = [
-        {"cell_type": "markdown", "metadata": {}, "source": "# notes"},
-        {"cell_type": "code", "metadata": {}, "source": OLD_SCRIPT, "outputs": [], "execution_count": None},
-    ]
-    (tmp_path / "old.ipynb").write_text(
-        json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-    )
+    folder, done = old_code_folder["folder"], old_code_folder["run"]  # one run on the folder: script and notebook
     expected_lines = [3, 7, 12]
-
-    def findings(target: Path) -> list[list[str]]:
-        """The findings the command line prints for ``target``, three lines each."""
-        done = subprocess.run(
-            [sys.executable, "-m", "check_old_code", str(target)], cwd=ROOT, capture_output=True, text=True
-        )
-        assert done.returncode == 1, done.stderr
-        lines = [line for line in done.stdout.splitlines() if line.strip()][:-1]  # the last line is the summary
-        assert len(lines) % 3 == 0, done.stdout
-        return [lines[index : index + 3] for index in range(0, len(lines), 3)]
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()][:-1]  # the last line is the summary
+    assert len(lines) % 3 == 0, done.stdout
+    found = [lines[index : index + 3] for index in range(0, len(lines), 3)]
 
     import transformers
 
-    found = findings(tmp_path)  # one run on the folder: the script and the notebook in it
     assert len(found) == 6
-    for place in (f"{tmp_path / 'old.py'}:", f"{tmp_path / 'old.ipynb'} cell 2:"):
+    for place in (f"{folder / 'old.py'}:", f"{folder / 'old.ipynb'} cell 2:"):
         mine = [where for where, _, _ in found if where.startswith(place)]
         assert sorted(int(re.match(r"(\d+): ", where[len(place) :]).group(1)) for where in mine) == expected_lines
     for where, fix, taught in found:
