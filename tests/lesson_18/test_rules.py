@@ -203,6 +203,20 @@ def test_the_mask_helps_on_a_learnable_task_and_the_tiny_model_cannot_add(tmp_pa
     assert max(scores["addition", True] + scores["addition", False]) < 0.15, scores
 
 
+def _two_grpo_steps(
+    model: Any, reward: Any, rows: list[dict[str, Any]], tokenizer: Any, folder: Any, **settings: Any
+) -> None:
+    """Two steps of ``GRPOTrainer`` on ``model``: batch 8, groups of 4 completions of 3 tokens (``settings``
+    change them), on the CPU in fp32, nothing saved."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    defaults = dict(max_steps=2, per_device_train_batch_size=8, num_generations=4, max_completion_length=3)
+    defaults |= dict(report_to="none", bf16=False, use_cpu=True, disable_tqdm=True, save_strategy="no")
+    config = GRPOConfig(output_dir=str(folder), **(defaults | settings))
+    data = Dataset.from_list(rows)
+    GRPOTrainer(model=model, reward_funcs=reward, args=config, train_dataset=data, processing_class=tokenizer).train()
+
+
 @pytest.mark.rule(
     lesson="18",
     section="Recap",
@@ -210,8 +224,6 @@ def test_the_mask_helps_on_a_learnable_task_and_the_tiny_model_cannot_add(tmp_pa
     covers=["an extra dataset column", "a column named completion", "2 steps on the tiny Llama"],
 )
 def test_a_grpo_reward_function_receives_the_other_columns_but_not_completion(tmp_path: Any) -> None:
-    from trl import GRPOConfig, GRPOTrainer
-
     rows = [{**row, "answer": row["completion"], "source": "drawn"} for row in max_digit_dataset(16, seed=0)]
     tokenizer = train_tokenizer(rows)
     received: list[list[str]] = []
@@ -220,22 +232,7 @@ def test_a_grpo_reward_function_receives_the_other_columns_but_not_completion(tm
         received.append(sorted(kwargs))
         return [float(said.strip() == want.strip()) for said, want in zip(completions, kwargs["answer"])]
 
-    config = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=3,
-        report_to="none",
-        bf16=False,
-        use_cpu=True,
-        disable_tqdm=True,
-        save_strategy="no",
-    )
-    model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
-    GRPOTrainer(
-        model=model, reward_funcs=reward, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer
-    ).train()
+    _two_grpo_steps(tiny_llama(tokenizer, seed=0, hidden=32, layers=1), reward, rows, tokenizer, tmp_path)
     assert received and all(kwargs == received[0] for kwargs in received)
     assert {"prompts", "completion_ids", "trainer_state", "answer", "source"} <= set(received[0]), received[0]
     assert "completion" not in received[0], received[0]
@@ -574,8 +571,6 @@ def test_generated_ids_of_short_batches_are_padded_with_minus_100(tmp_path: Any)
 )  # fmt: skip
 @pytest.mark.parametrize("generations", [4, 2])
 def test_a_group_of_equal_rewards_teaches_grpo_nothing(tmp_path: Any, generations: int) -> None:
-    from trl import GRPOConfig, GRPOTrainer
-
     rows = list(max_digit_dataset(16, seed=0))
     tokenizer = train_tokenizer(rows)
     moved = {}
@@ -583,24 +578,9 @@ def test_a_group_of_equal_rewards_teaches_grpo_nothing(tmp_path: Any, generation
         ("equal", lambda completions, **kwargs: [1.0] * len(completions)),
         ("differs", lambda completions, **kwargs: [float(len(said)) for said in completions]),
     ):
-        config = GRPOConfig(
-            output_dir=str(tmp_path / name),
-            max_steps=2,
-            per_device_train_batch_size=8,
-            num_generations=generations,
-            max_completion_length=3,
-            learning_rate=1e-2,
-            report_to="none",
-            bf16=False,
-            use_cpu=True,
-            disable_tqdm=True,
-            save_strategy="no",
-        )
         model = tiny_llama(tokenizer, seed=0, hidden=32, layers=1)
         before = [parameter.detach().clone() for parameter in model.parameters()]
-        GRPOTrainer(
-            model=model, reward_funcs=reward, args=config, train_dataset=Dataset.from_list(rows),
-            processing_class=tokenizer,
-        ).train()  # fmt: skip
+        settings = dict(num_generations=generations, learning_rate=1e-2)
+        _two_grpo_steps(model, reward, rows, tokenizer, tmp_path / name, **settings)
         moved[name] = max((p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before, strict=True))
     assert moved["equal"] == 0.0 and moved["differs"] > 1e-4, moved
