@@ -68,7 +68,6 @@ def make_trainer(
     """
     import dataclasses
 
-    import torch
     from transformers import Trainer, TrainingArguments
 
     from helpers.context import active_profile, run_dir
@@ -114,7 +113,6 @@ def evaluate_with(
     Raises:
         TypeError: a keyword of ``settings`` is not a ``TrainingArguments`` field (raised by transformers).
     """
-    import torch
     from transformers import Trainer, TrainingArguments
 
     from helpers.context import run_dir
