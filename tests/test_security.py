@@ -7,28 +7,14 @@ Code is checked with ``ast`` (notebook code cells and Python files), so prose th
 from __future__ import annotations
 
 import ast
-import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from notebook_sources import notebook_python
 
 ROOT = Path(__file__).resolve().parent.parent
-_SKIP_PARTS = {
-    ".venv",
-    ".venv-latest",
-    "runs",
-    "data",
-    "__pycache__",
-    ".git",
-    "participant_copies",
-    "src",
-    "_build",
-    ".venv-colab",
-    ".ruff_cache",
-}
-
 # Token shapes: Hugging Face, AWS access keys, GitHub, OpenAI-style, Slack, and private key blocks.
 TOKEN_PATTERNS = {
     "Hugging Face token": re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"),
@@ -42,12 +28,22 @@ TOKEN_PATTERNS = {
 
 
 def course_files(*suffixes: str) -> list[Path]:
-    """Files of the course (not the virtual environments, runs or data caches) with one of ``suffixes``."""
-    found = []
-    for folder, subfolders, files in os.walk(ROOT):
-        subfolders[:] = [name for name in subfolders if name not in _SKIP_PARTS and not name.startswith(".venv")]
-        found += [Path(folder) / name for name in files if Path(name).suffix in suffixes]
-    return sorted(found)
+    """Files of the course with one of ``suffixes``: what git tracks or would add, not what it ignores (virtual
+    environments, runs, caches, and the GPU bundle's wheels and stand-in environment that the suite leaves in
+    ``.gpu/``, so that a second `make test` scans what the first did)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if listed.returncode:
+        raise RuntimeError(
+            f"the security scan lists the course's files with git, which said: {listed.stderr.strip()}\n"
+            "Run the tests in a git checkout of the course (a copy: `git init && git add -A` first)."
+        )
+    paths = [ROOT / name for name in listed.stdout.split("\0") if name]
+    return sorted(path for path in paths if path.suffix in suffixes and path.is_file())
 
 
 def python_sources() -> dict[str, str]:
