@@ -68,8 +68,12 @@ WORKERS ?= $(shell $(PYTHON) -m tools.workers)
 # The longest files go first, by their last measured times (tests/conftest.py), in that order.
 TEST_RUN = $(OFFLINE) $(THREADS) $(PY) -m pytest -q -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
+# The notebooks run in kernels forked from one process a worker that imported torch, datasets and the Trainer once
+# (tools/warm_kernel.py; about 5 s of CPU less a notebook). make test WARM_KERNEL= runs them in plain kernels.
+WARM_KERNEL ?= course-warm
 test: venv lint
-	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 notebooks tests
+	$(TEST_RUN) --durations=20 --nbmake --nbmake-timeout=300 $(if $(WARM_KERNEL),--nbmake-kernel=$(WARM_KERNEL)) \
+		notebooks tests
 
 execute: venv
 	$(OFFLINE) $(PY) -m tools.execute_notebooks $(NB)

@@ -24,7 +24,7 @@ sys.path.insert(0, str(GUARD_DIR))
 import course_network_guard  # noqa: E402
 
 from course_facts.pins import OFFLINE_ENV  # noqa: E402
-from tools import suite_order  # noqa: E402
+from tools import suite_order, warm_kernel  # noqa: E402
 
 # make test runs in several processes (pytest-xdist): they share the log of the process that started them, so
 # that an attempt in any of them, or in a kernel one of them started, fails the session where it is reported.
@@ -80,6 +80,17 @@ def _course_context() -> None:
         import helpers
 
         helpers.setup_notebook(announce=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """`make test` runs the notebooks in the ``course-warm`` kernel (``--nbmake-kernel=course-warm``): each a fork
+    of a process that imported the libraries once (``tools/warm_kernel.py``). Its kernel spec and provisioner
+    exist only in this process and the ones it starts."""
+    if getattr(config.option, "nbmake_kernel", None) == warm_kernel.NAME:
+        folder = Path(tempfile.mkdtemp(prefix="course-kernels-"))
+        warm_kernel.write_kernel_spec(folder)
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(folder), os.environ.get("JUPYTER_PATH")]))
+        warm_kernel.register()
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
