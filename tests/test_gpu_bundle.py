@@ -1,11 +1,11 @@
 """The GPU bundle (tools/gpu_bundle.py) and its rehearsal here (tools/gpu_rehearse.py).
 
-Two tests build for real and need the package registry for wheels not yet in ``.gpu/cache`` (CI has it): the
-device's bundle for CPython 3.12, whose parts must fit a call and rebuild the model byte for byte, and the
-rehearsal, which installs the same versions for this machine's Python with no network (``unshare -n``) over a
-stand-in for the device image and imports everything the notebooks import. The build's downloads are the one
-network use here; the offline guard of tests/conftest.py is lifted for them alone (the rehearsal's own steps run
-in a namespace with no network at all).
+Two tests build for real and need the package registry for wheels not yet in the bundle's cache
+(``~/.cache/course-gpu-bundle``; CI has the registry): the device's bundle for CPython 3.12, whose parts must fit a
+call and rebuild the model byte for byte, and the rehearsal, which installs the same versions for this machine's
+Python with no network (``unshare -n``) over a stand-in for the device image and imports everything the notebooks
+import. The build's downloads are the one network use here; the offline guard of tests/conftest.py is lifted for
+them alone (the rehearsal's own steps run in a namespace with no network at all).
 """
 
 from __future__ import annotations

@@ -46,7 +46,10 @@ from tools import gpu_device
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / ".gpu"
-CACHE = BUNDLE / "cache"  # wheels and the packed model, kept between builds
+# Wheels, the packed model and the stand-in image's packages, kept between builds and between clones (as uv's cache
+# and the checker corpus's are): their names carry their versions or digests, so a second clone reuses them.
+CACHE_VARIABLE = "COURSE_GPU_CACHE"
+CACHE = Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "course-gpu-bundle")
 IMAGE = Path(__file__).with_name("gpu_image.txt")
 NODEPS = ROOT / "requirements-nodeps.txt"
 MIB = 1 << 20
