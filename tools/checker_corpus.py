@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -34,9 +33,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools import user_cache
+
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "tests" / "check_old_code_corpus" / "manifest.toml"
-DEFAULT_CACHE = Path.home() / ".cache" / "course-checker-corpus"
 CACHE_VARIABLE = "COURSE_CHECKER_CORPUS_CACHE"
 MIN_PRECISION = 0.97
 MIN_RECALL = 0.95
@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cache",
         type=Path,
-        default=Path(os.environ.get(CACHE_VARIABLE, DEFAULT_CACHE)),
+        default=user_cache("checker-corpus", CACHE_VARIABLE),
         help=f"where archives are downloaded, outside the repository (default: ${CACHE_VARIABLE} or %(default)s)",
     )
     parser.add_argument("--results", type=Path, help="write the score as JSON to this file")

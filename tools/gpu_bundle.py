@@ -42,14 +42,14 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from course_facts.pins import minor, pins
-from tools import gpu_device
+from tools import gpu_device, user_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / ".gpu"
-# Wheels, the packed model and the stand-in image's packages, kept between builds and between clones (as uv's cache
-# and the checker corpus's are): their names carry their versions or digests, so a second clone reuses them.
+# Wheels, the packed model and the stand-in image's packages, kept between builds and between clones (as the checker
+# corpus's archives are): their names carry their versions or digests, so a second clone reuses them.
 CACHE_VARIABLE = "COURSE_GPU_CACHE"
-CACHE = Path(os.environ.get(CACHE_VARIABLE) or Path.home() / ".cache" / "course-gpu-bundle")
+CACHE = user_cache("gpu-bundle", CACHE_VARIABLE)
 IMAGE = Path(__file__).with_name("gpu_image.txt")
 NODEPS = ROOT / "requirements-nodeps.txt"
 MIB = 1 << 20
