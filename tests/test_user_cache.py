@@ -1,4 +1,4 @@
-"""tools.user_cache: where the maintenance tools keep their downloads, outside the repository."""
+"""tools.caches.user_cache: where the maintenance tools keep their downloads, outside the repository."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import user_cache
+from tools.caches import user_cache
 
 
 def test_the_variable_chooses_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

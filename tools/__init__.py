@@ -4,14 +4,3 @@
 ``runpy.run_path`` before the course is importable. ``tools/ladder/probes.py`` and ``tools/network_guard`` run
 inside other environments (a ladder rung's venv, every test subprocess) and are loaded there by path.
 """
-
-from __future__ import annotations
-
-import os
-from pathlib import Path
-
-
-def user_cache(name: str, variable: str) -> Path:
-    """The folder where a tool keeps its downloads between runs and between clones, outside the repository:
-    ``$variable`` when it is set and not empty, else ``~/.cache/course-NAME`` (as uv keeps its own)."""
-    return Path(os.environ.get(variable) or Path.home() / ".cache" / f"course-{name}")

@@ -42,7 +42,8 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from course_facts.pins import minor, pins
-from tools import gpu_device, user_cache
+from tools import gpu_device
+from tools.caches import user_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLE = ROOT / ".gpu"
